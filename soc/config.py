@@ -1,0 +1,86 @@
+"""The one configuration object of a tensorsoc SoC.
+
+Every size the hardware, the firmware and the tools agree on is defined here,
+once.  ``SoCConfig.c_header()`` exports it to ``tensorsoc_config.h`` for the
+firmware; gateware generators take the same object; docs are generated from
+``FIELDS``.
+"""
+
+from dataclasses import dataclass, asdict, fields, replace
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _is_pow2(n):
+    return n > 0 and (n & (n - 1)) == 0
+
+
+@dataclass(frozen=True)
+class SoCConfig:
+    # Accelerator geometry.
+    np: int = 4                 # number of PCOREs (power of 2)
+    nt: int = 8                 # threads per PCORE
+    vw: int = 8                 # lanes per vector (elements per vector word)
+    # Memories (sizes in bytes unless noted).
+    main_ram_size: int = 256 * 1024      # the guide's "DDR": integrated RAM by default
+    rom_size: int = 64 * 1024            # boot ROM holding the default firmware
+    sram_size: int = 8 * 1024            # CPU stack/data scratch
+    scratch_size: int = 32 * 1024        # TensorEngine scratch-pad
+    pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
+    pcore_shared_words: int = 2048       # per PCORE and per process space, 16-bit elements
+    # Clocks.
+    sys_clk_freq: int = 100_000_000      # SoC clock (Hz)
+    uart_baudrate: int = 115200
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self):
+        if not _is_pow2(self.np):
+            raise ConfigError(f"np={self.np}: the number of PCOREs must be a power of 2")
+        for name in ("nt", "vw"):
+            v = getattr(self, name)
+            if not _is_pow2(v):
+                raise ConfigError(f"{name}={v}: must be a power of 2")
+        for name in ("main_ram_size", "rom_size", "sram_size", "scratch_size"):
+            v = getattr(self, name)
+            if v <= 0 or v % 4:
+                raise ConfigError(f"{name}={v}: must be a positive multiple of 4 bytes")
+        for name in ("pcore_private_words", "pcore_shared_words"):
+            v = getattr(self, name)
+            if v <= 0 or v % self.vw:
+                raise ConfigError(f"{name}={v}: must be a positive multiple of vw={self.vw}")
+        if self.sys_clk_freq <= 0:
+            raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
+
+    @property
+    def peak_macs_per_clock(self):
+        return self.np * self.vw
+
+    def with_overrides(self, **kw):
+        unknown = set(kw) - {f.name for f in fields(self)}
+        if unknown:
+            raise ConfigError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+        return replace(self, **kw)
+
+    def as_dict(self):
+        return asdict(self)
+
+    def c_header(self):
+        """C header with every field as a ``TSOC_<NAME>`` macro."""
+        lines = [
+            "/* Generated from soc/config.py by tensorsoc: do not edit. */",
+            "#ifndef TENSORSOC_CONFIG_H",
+            "#define TENSORSOC_CONFIG_H",
+            "",
+        ]
+        for f in fields(self):
+            lines.append(f"#define TSOC_{f.name.upper():<24} {getattr(self, f.name)}")
+        lines.append(f"#define TSOC_{'PEAK_MACS_PER_CLOCK':<24} {self.peak_macs_per_clock}")
+        lines += ["", "#endif", ""]
+        return "\n".join(lines)
+
+
+DEFAULT = SoCConfig()

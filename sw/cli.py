@@ -1,0 +1,66 @@
+"""`tsoc`: the tensorsoc command line.
+
+Each subsystem contributes its own sub-commands: a module listed in
+``COMMAND_MODULES`` defines ``register(groups)``, where ``groups`` maps a group
+name to an ``argparse`` sub-parser collection:
+
+* ``groups["top"]``   -- top-level commands (``tsoc mcore ...``, ``tsoc sim``)
+* ``groups["bench"]`` -- benchmarks (``tsoc bench te``, ``tsoc bench pcore``)
+
+Each registered parser sets ``func`` (via ``set_defaults``) to a callable that
+takes the parsed ``args`` and returns the process exit status.
+"""
+
+import argparse
+import importlib
+import sys
+
+# Modules that add sub-commands; a module that is not present yet is skipped,
+# so subsystems can land independently.
+COMMAND_MODULES = [
+    "soc.cli",
+    "sw.mcore.cli",
+    "sw.pcore.cli",
+]
+
+
+class UserError(Exception):
+    """An error the user can act on: printed without a traceback."""
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="tsoc",
+        description="tensorsoc: generate, program, simulate and verify the tensorsoc AI-inference SoC.",
+    )
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    bench_parser = top.add_parser("bench", help="benchmarks (cycle-exact, from simulation)")
+    bench = bench_parser.add_subparsers(dest="bench", metavar="BENCH")
+    bench_parser.set_defaults(func=lambda args: (bench_parser.print_help(), 2)[1])
+    groups = {"top": top, "bench": bench}
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and (name == e.name or name.startswith(e.name + ".")):
+                continue
+            raise
+        module.register(groups)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except UserError as e:
+        print(f"tsoc: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

