@@ -1,0 +1,1 @@
+"""Golden models: the exact arithmetic and behaviour the hardware is checked against."""
