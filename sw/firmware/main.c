@@ -1,0 +1,46 @@
+/* tensorsoc MCORE firmware: banner, main-RAM test. */
+#include <stdio.h>
+#include <stdint.h>
+#include <generated/soc.h>
+#include <generated/mem.h>
+
+#include "boot.h"
+#include "memtest.h"
+#include "platform.h"
+#include "tensorsoc_config.h"
+
+static void banner(void)
+{
+	printf("\n");
+	printf("tensorsoc MCORE firmware (%s)\n", TSOC_FIRMWARE_ORIGIN);
+	printf("  config : NP=%d NT=%d VW=%d, peak %d MACs/clock\n",
+	       TSOC_NP, TSOC_NT, TSOC_VW, TSOC_PEAK_MACS_PER_CLOCK);
+	printf("  memory : main RAM %d KiB @ 0x%08lx, scratch %d KiB, "
+	       "PCORE private %d words/thread, shared %d words/PCORE\n",
+	       TSOC_MAIN_RAM_SIZE / 1024, (unsigned long)MAIN_RAM_BASE, TSOC_SCRATCH_SIZE / 1024,
+	       TSOC_PCORE_PRIVATE_WORDS, TSOC_PCORE_SHARED_WORDS);
+	printf("  clock  : %d MHz\n", TSOC_SYS_CLK_FREQ / 1000000);
+}
+
+int main(void)
+{
+#ifndef TSOC_FIRMWARE_IN_RAM
+	boot_uploaded_server();
+#endif
+	banner();
+
+#ifdef TSOC_FIRMWARE_IN_RAM
+	/* Running from the server window: test the RAM below it. */
+	uint32_t size = SERVER_WINDOW_BASE - MAIN_RAM_BASE;
+#else
+	uint32_t size = MAIN_RAM_SIZE;
+#endif
+	printf("memtest: main RAM 0x%08lx..0x%08lx (%lu KiB)\n", (unsigned long)MAIN_RAM_BASE,
+	       (unsigned long)(MAIN_RAM_BASE + size - 1), (unsigned long)(size / 1024));
+	uint64_t t0 = cycles_now();
+	unsigned errors = memtest((volatile uint32_t *)MAIN_RAM_BASE, size);
+	uint64_t t1 = cycles_now();
+	printf("memtest: %s (%u errors, %lu cycles)\n", errors ? "FAIL" : "PASS", errors,
+	       (unsigned long)(t1 - t0));
+	platform_exit(errors ? 1 : 0);
+}
