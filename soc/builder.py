@@ -204,9 +204,39 @@ class SimBuild:
             raise BuildError(f"Verilator build failed (full log: {log_path}):\n{tail}")
         self.simulator.touch()
 
-    def run(self, max_cycles=0, trace=None, quiet=False, stdout=None):
-        """Runs the simulator in the gateware folder (the ROM's .init file is
-        read from there); returns its exit status."""
+    def prepare_run_dir(self, run_dir, server_image=None):
+        """A folder to run the simulator in: the memories' .init files, with
+        ``server_image`` (bytes, sw/server_image.py format) preloaded in the
+        server window of main RAM -- what a WServer upload followed by a reset
+        leaves there."""
+        import shutil
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for f in self.gateware_dir.glob("*.init"):
+            shutil.copy(f, run_dir / f.name)
+        if server_image is not None:
+            window = self._constants()["SERVER_WINDOW_BASE"] - self._constants()["MAIN_RAM_BASE"]
+            data = bytes(server_image) + b"\0" * (-len(server_image) % 4)
+            words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+            (run_dir / f"{TOP}_main_ram.init").write_text(
+                f"@{window // 4:x}\n" + "".join(f"{w:08x}\n" for w in words))
+        return run_dir
+
+    def _constants(self):
+        """SoC constants (upper case, as in soc.h) and memory bases, from csr.json."""
+        soc_map = json.loads((self.build_dir / "soc" / "csr.json").read_text())
+        consts = {k.upper(): v for k, v in soc_map["constants"].items()}
+        consts.update({f"{name.upper()}_BASE": m["base"] for name, m in soc_map["memories"].items()})
+        return consts
+
+    def server_image(self):
+        """The RAM-linked firmware wrapped for the server window."""
+        from sw.server_image import build_image
+        return build_image(self.firmware_bin("ram").read_bytes(), self._constants()["SERVER_WINDOW_SIZE"])
+
+    def run(self, max_cycles=0, trace=None, quiet=False, stdout=None, run_dir=None):
+        """Runs the simulator in ``run_dir`` (default: the gateware folder,
+        where the memories' .init files are); returns its exit status."""
         cmd = [str(self.simulator)]
         if max_cycles:
             cmd.append(f"+max-cycles={max_cycles}")
@@ -214,4 +244,4 @@ class SimBuild:
             cmd.append(f"+trace={Path(trace).resolve()}")
         if quiet:
             cmd.append("+quiet")
-        return subprocess.run(cmd, cwd=self.gateware_dir, stdout=stdout).returncode
+        return subprocess.run(cmd, cwd=run_dir or self.gateware_dir, stdout=stdout).returncode

@@ -56,8 +56,11 @@ def cmd_sim(args):
     t1 = time.monotonic()
     print(f"[sim] build: {t1 - t0:.1f} s; running {build.simulator.name}"
           + (f", waveform {args.trace}" if args.trace else ""), flush=True)
-    status = build.run(max_cycles=args.max_cycles, trace=args.trace)
-    return status
+    run_dir = None
+    if args.preload_server:
+        run_dir = build.prepare_run_dir(build.build_dir / "run-preloaded", build.server_image())
+        print("[sim] server window preloaded with the RAM-linked firmware (as after WServer + reset)")
+    return build.run(max_cycles=args.max_cycles, trace=args.trace, run_dir=run_dir)
 
 
 def register(groups):
@@ -77,4 +80,7 @@ def register(groups):
     s.add_argument("--trace", metavar="FILE.fst", help="write an FST waveform (open with GTKWave or Surfer)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,
                    help="stop after this many cycles if the firmware has not finished (0: no limit)")
+    s.add_argument("--preload-server", action="store_true",
+                   help="start with the RAM-linked firmware in the server window of main RAM, as a WServer "
+                        "upload followed by a reset leaves it: the ROM boot code checks and runs it")
     s.set_defaults(func=cmd_sim)
