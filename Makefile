@@ -57,10 +57,14 @@ sim: setup ## build the SoC + firmware, simulate in Verilator, exit with the fir
 test: setup ## run the test suite (unit tests, then the SoC simulation tests)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
+bitstream: setup ## FPGA bitstream with yosys/nextpnr-ecp5: make bitstream BOARD=<name> (tsoc bitstream --list)
+	@test -n "$(BOARD)" || { echo "usage: make bitstream BOARD=<name>; boards: see $(TSOC) bitstream --list"; exit 2; }
+	$(TSOC) bitstream --board $(BOARD)
+
 clean: ## remove build outputs (keeps .venv)
 	rm -rf $(BUILD)
 
 distclean: clean ## remove build outputs and the venv
 	rm -rf $(VENV)
 
-.PHONY: help setup system-deps sim test clean distclean
+.PHONY: help setup system-deps sim test bitstream clean distclean

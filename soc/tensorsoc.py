@@ -35,7 +35,7 @@ class TensorSoC(SoCCore):
     mem_map = {**SoCCore.mem_map, **MEM_MAP}
 
     def __init__(self, platform, config: SoCConfig = DEFAULT, rom_init=None, uart_name="serial",
-                 cpu_variant="standard"):
+                 cpu_variant="standard", integrated_main_ram=True, crg=None):
         self.config = config
         if config.main_ram_size <= SERVER_WINDOW_SIZE:
             raise ValueError(f"main_ram_size={config.main_ram_size} leaves no room below the "
@@ -48,13 +48,17 @@ class TensorSoC(SoCCore):
             integrated_rom_size      = config.rom_size,
             integrated_rom_init      = rom_init or [],
             integrated_sram_size     = config.sram_size,
-            integrated_main_ram_size = config.main_ram_size,
+            # Boards with SDRAM/DDR pass integrated_main_ram=False and add
+            # LiteDRAM as main_ram (soc/targets/).
+            integrated_main_ram_size = config.main_ram_size if integrated_main_ram else 0,
             uart_name                = uart_name,
             uart_baudrate            = config.uart_baudrate,
             timer_uptime             = True,
         )
-        self.crg = CRG(platform.request(platform.default_clk_name),
-                       rst=platform.request("sys_rst", loose=True))
+        # Simulation: the clock and reset are top-level pins.  Boards pass
+        # their own CRG (PLL, reset synchroniser, extra clock domains).
+        self.crg = crg if crg is not None else CRG(platform.request(platform.default_clk_name),
+                                                   rst=platform.request("sys_rst", loose=True))
         self.add_constant("SERVER_WINDOW_BASE", MEM_MAP["main_ram"] + config.main_ram_size - SERVER_WINDOW_SIZE)
         self.add_constant("SERVER_WINDOW_SIZE", SERVER_WINDOW_SIZE)
 

@@ -19,6 +19,7 @@ import sys
 # so subsystems can land independently.
 COMMAND_MODULES = [
     "soc.cli",
+    "soc.bitstream",
     "sw.mcore.cli",
     "sw.pcore.cli",
 ]
