@@ -1,0 +1,467 @@
+"""Parser of tensor statements (the text after '>' on an MCORE source line).
+
+Grammar (keywords are case-sensitive except THREAD, which the guide also writes
+``thread``)::
+
+    statement := 'LOG_ON' ';' | 'LOG_OFF' ';'
+               | 'CALLBACK' '(' expr ',' expr ')' ';'
+               | 'EXE_LOCKSTEP' '(' func [',' expr [',' expr]] ')' ';'
+               | '$' name ':=' operand ';'
+               | directive* operand '<=' ['PROC' '(' expr ')' '<='] operand ';'
+    directive := 'SCATTER' '(' expr ')' | 'FOR' '(' name '=' range ')'
+    operand   := qualifier* ( mem | pcore | 'SPU' )
+    qualifier := '(' expr-or-type ')' | 'PAD' '(' expr ')'
+    mem       := ('DDR'|'MEM'|'SCRATCH') '(' expr {',' dim} ')' {'[' range ']'}
+    dim       := expr ['+'] | limit '(' dim {',' dim} ')'
+    pcore     := 'PCORE' ['(' expr {',' expr} ')'] {'[' range ']'}
+                 ['.' 'THREAD' ['(' expr {',' expr} ')'] {'[' range ']'}]
+                 '.' class ('::'|'.') name {'.' name} ['(' expr {',' expr} ')'] {'[' range ']'}
+    range     := '*' | expr | [expr] ':' [expr] [':' [expr]]
+
+Tensor variables (``$name``) are expanded on tokens before parsing, so an error in
+a variable's definition points at the definition.
+"""
+
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from .cexpr import ExprParser
+from .tokens import Token
+
+KEYWORDS = ("DDR", "MEM", "SCRATCH", "PCORE", "SPU", "PAD", "PROC", "FOR", "SCATTER", "THREAD",
+            "EXE_LOCKSTEP", "CALLBACK", "LOG_ON", "LOG_OFF")
+STATEMENT_STARTS = "DDR, MEM, SCRATCH, PCORE, SPU, FOR, SCATTER, EXE_LOCKSTEP, CALLBACK, LOG_ON, LOG_OFF, $variable or a (type) qualifier"
+OPERAND_STARTS = "DDR, MEM, SCRATCH, PCORE, SPU, PAD(v), a (type) qualifier or a $variable"
+
+TYPE_NAMES = {
+    "int": "INT16", "short": "INT16", "int16_t": "INT16", "signed short": "INT16",
+    "int8_t": "INT8", "char": "INT8", "signed char": "INT8",
+    "uint8_t": "UINT8", "unsigned char": "UINT8",
+}
+
+
+@dataclass
+class Range:
+    kind: str                    # 'range', 'index', 'bcast', 'for'
+    tok: Token
+    begin: object = None
+    stride: object = None
+    end: object = None
+    forvar: Optional[str] = None
+
+
+@dataclass
+class DimDecl:
+    size: object                 # expression node
+    check: bool
+    tok: Token
+    overlap: bool = False        # member of the overlapped group
+
+
+@dataclass
+class Operand:
+    kind: str                    # 'mem', 'pcore', 'spu'
+    tok: Token
+    dtype: object = None         # expression node, or ('type', NAME, tok)
+    pad: object = None
+    space: str = ""              # DDR / SCRATCH for mem
+    pointer: object = None
+    dims: List[DimDecl] = field(default_factory=list)
+    overlap_limit: object = None
+    ranges: List[Range] = field(default_factory=list)
+    pcore_dims: Optional[list] = None
+    pcore_ranges: List[Range] = field(default_factory=list)
+    thread: Optional[tuple] = None          # (dims or None, ranges, tok)
+    var: Optional[tuple] = None             # (class, name, tok, cast dims or None, ranges, class tok)
+
+
+@dataclass
+class TransferStmt:
+    tok: Token
+    op_tok: Token
+    dst: Operand
+    src: Operand
+    fors: list                   # [(name, Range, tok)] in source order
+    scatter: object = None       # expression node
+    scatter_tok: Optional[Token] = None
+    proc: object = None
+    proc_tok: Optional[Token] = None
+
+
+@dataclass
+class ExeStmt:
+    tok: Token
+    func: object                 # ('sym', class, name, tok) or expression node
+    np: object = None
+    nt: object = None
+
+
+@dataclass
+class CallbackStmt:
+    tok: Token
+    func: object
+    parm: object
+
+
+@dataclass
+class LogStmt:
+    tok: Token
+    on: bool
+
+
+@dataclass
+class VarDef:
+    tok: Token
+    name: str
+    tokens: list                 # body tokens (without ';')
+    placeholders: int
+
+
+class Cursor:
+    def __init__(self, tokens, source):
+        self.toks = tokens
+        self.pos = 0
+        self.source = source
+
+    def peek(self, k=0):
+        i = self.pos + k
+        return self.toks[i] if i < len(self.toks) else self.toks[-1]
+
+    def next(self):
+        t = self.toks[self.pos]
+        if t.kind != "eof":
+            self.pos += 1
+        return t
+
+    def at(self, text, k=0):
+        t = self.peek(k)
+        return t.kind in ("op", "id") and t.text == text
+
+    def accept(self, text):
+        if self.at(text):
+            return self.next()
+        return None
+
+    def expect(self, text, expected=None):
+        t = self.peek()
+        if t.kind in ("op", "id") and t.text == text:
+            return self.next()
+        raise self.source.error(t, "unexpected end of statement" if t.kind == "eof" else "unexpected text",
+                                expected or f"'{text}'")
+
+    def expect_id(self, expected):
+        t = self.peek()
+        if t.kind != "id":
+            raise self.source.error(t, "unexpected end of statement" if t.kind == "eof" else "unexpected text", expected)
+        return self.next()
+
+
+class StatementParser:
+    def __init__(self, tokens, source, allow_placeholder=False):
+        self.cur = Cursor(tokens, source)
+        self.source = source
+        self.ex = ExprParser(self.cur, allow_placeholder)
+        self.forvars = {}
+
+    def error(self, tok, msg, expected=""):
+        return self.source.error(tok, msg, expected)
+
+    # -- statements -------------------------------------------------------
+    def statement(self):
+        cur = self.cur
+        t = cur.peek()
+        if t.kind == "id" and t.text in ("LOG_ON", "LOG_OFF"):
+            cur.next()
+            self._end()
+            return LogStmt(t, t.text == "LOG_ON")
+        if t.kind == "id" and t.text == "CALLBACK":
+            cur.next()
+            cur.expect("(", "'(' after CALLBACK")
+            func = self.ex.expr()
+            cur.expect(",", "',' then the integer parameter: CALLBACK(function, parm)")
+            parm = self.ex.expr()
+            cur.expect(")", "')' closing CALLBACK(function, parm)")
+            self._end()
+            return CallbackStmt(t, func, parm)
+        if t.kind == "id" and t.text == "EXE_LOCKSTEP":
+            return self._exe()
+        if t.kind == "op" and t.text == "$" and cur.peek(1).kind == "id" and cur.at(":=", 2):
+            raise self.error(t, "tensor variable definition in an unexpected place", "a transfer")
+        scatter = scatter_tok = None
+        fors = []
+        while True:
+            d = cur.peek()
+            if d.kind == "id" and d.text == "SCATTER":
+                cur.next()
+                if scatter_tok is not None:
+                    raise self.error(d, "SCATTER given twice", "one SCATTER(n) per transfer")
+                cur.expect("(", "'(' after SCATTER")
+                scatter, scatter_tok = self.ex.expr(), d
+                cur.expect(")", "')' closing SCATTER(n)")
+            elif d.kind == "id" and d.text == "FOR":
+                cur.next()
+                cur.expect("(", "'(' after FOR")
+                name = cur.expect_id("a loop variable name: FOR(I=begin:end)")
+                if name.text in self.forvars:
+                    raise self.error(name, "FOR variable defined twice", "a new name")
+                cur.expect("=", "'=' then a range: FOR(I=begin:end)")
+                r = self._range_body(name, for_directive=True)
+                cur.expect(")", "')' closing FOR(I=begin:end)")
+                fors.append((name.text, r, name))
+                self.forvars[name.text] = r
+            else:
+                break
+        if not (t.kind == "op" and t.text in ("$", "(")) and not (t.kind == "id" and t.text in KEYWORDS):
+            raise self.error(t, "unknown keyword" if t.kind == "id" else "unexpected text", STATEMENT_STARTS)
+        dst = self.operand()
+        op = cur.peek()
+        if not cur.accept("<="):
+            raise self.error(op, "unexpected text" if op.kind != "eof" else "unexpected end of statement",
+                             "'<=' then the source tensor")
+        proc = proc_tok = None
+        if cur.at("PROC"):
+            proc_tok = cur.next()
+            cur.expect("(", "'(' after PROC")
+            proc = self.ex.expr()
+            cur.expect(")", "')' closing PROC(n)")
+            cur.expect("<=", "'<=' then the source tensor: A <= PROC(n) <= B")
+            if cur.at("PROC"):
+                raise self.error(cur.peek(), "more than one PROC in a transfer", "one stream program per transfer")
+        src = self.operand()
+        self._end()
+        used = {}
+        for side in (dst, src):
+            for r in _all_ranges(side):
+                if r.kind == "for":
+                    used[r.forvar] = used.get(r.forvar, 0) + 1
+        for name, r, tok in fors:
+            if name not in used:
+                raise self.error(tok, "FOR variable is not used as an index", f"'[{name}]' in one of the tensors")
+        for side in (dst, src):
+            seen = set()
+            for r in _all_ranges(side):
+                if r.kind == "for":
+                    if r.forvar in seen:
+                        raise self.error(r.tok, "FOR variable used twice in one tensor", "each FOR variable once per tensor")
+                    seen.add(r.forvar)
+        return TransferStmt(t, op, dst, src, fors, scatter, scatter_tok, proc, proc_tok)
+
+    def _end(self):
+        t = self.cur.peek()
+        if not self.cur.accept(";"):
+            raise self.error(t, "unexpected text" if t.kind != "eof" else "missing ';'", "';' ending the statement")
+
+    def _exe(self):
+        cur = self.cur
+        t = cur.next()
+        cur.expect("(", "'(' after EXE_LOCKSTEP")
+        cur.accept("$")
+        a, sep = cur.peek(), cur.peek(1)
+        if a.kind == "id" and sep.kind == "op" and sep.text == "::":
+            cur.next()
+            cur.next()
+            fname = cur.expect_id("a function name after '::'")
+            func = ("sym", a.text, fname.text, a, fname)
+        else:
+            func = self.ex.expr()
+            if func[0] == "mem" and func[1][0] == "id" and func[2] == ".":
+                func = ("maybe_sym", func[1][1], func[3], func[1][2], func)
+        np_ = nt = None
+        if cur.accept(","):
+            np_ = self.ex.expr()
+            if cur.accept(","):
+                nt = self.ex.expr()
+        cur.expect(")", "')' closing EXE_LOCKSTEP(function[, np[, nt]])")
+        self._end()
+        return ExeStmt(t, func, np_, nt)
+
+    # -- operands ---------------------------------------------------------
+    def operand(self):
+        cur = self.cur
+        dtype = pad = None
+        while True:
+            t = cur.peek()
+            if t.kind == "op" and t.text == "(":
+                if dtype is not None:
+                    raise self.error(t, "second data-type qualifier", "one (type) qualifier per tensor")
+                cur.next()
+                dtype = self._type_or_expr(t)
+                cur.expect(")", "')' closing the data-type qualifier")
+            elif t.kind == "id" and t.text == "PAD":
+                if pad is not None:
+                    raise self.error(t, "PAD given twice", "one PAD(v) per tensor")
+                cur.next()
+                cur.expect("(", "'(' after PAD")
+                pad = self.ex.expr()
+                cur.expect(")", "')' closing PAD(v)")
+            else:
+                break
+        t = cur.next()
+        if t.kind == "id" and t.text in ("DDR", "MEM", "SCRATCH"):
+            o = self._mem(t)
+        elif t.kind == "id" and t.text == "PCORE":
+            o = self._pcore(t)
+        elif t.kind == "id" and t.text == "SPU":
+            o = Operand("spu", t)
+        elif t.kind == "op" and t.text == "$":
+            raise self.error(t, "unknown tensor variable", "a $variable defined earlier with ':='")
+        else:
+            raise self.error(t, "unknown keyword" if t.kind == "id" else
+                             ("unexpected end of statement" if t.kind == "eof" else "unexpected text"), OPERAND_STARTS)
+        o.dtype, o.pad = dtype, pad
+        return o
+
+    def _type_or_expr(self, paren_tok):
+        cur = self.cur
+        words, k = [], 0
+        while cur.peek(k).kind == "id":
+            words.append(cur.peek(k).text)
+            k += 1
+        if words and cur.at(")", k) and " ".join(words) in TYPE_NAMES:
+            for _ in range(k):
+                cur.next()
+            return ("type", TYPE_NAMES[" ".join(words)], paren_tok)
+        return self.ex.expr()
+
+    def _mem(self, t):
+        cur = self.cur
+        o = Operand("mem", t, space="SCRATCH" if t.text == "SCRATCH" else "DDR")
+        cur.expect("(", f"'(' then the pointer: {t.text}(pointer, dimension, ...)")
+        o.pointer = self.ex.expr()
+        while cur.accept(","):
+            self._dimspec(o, in_overlap=False)
+        cur.expect(")", "',' then a dimension, or ')'")
+        o.ranges = self._ranges()
+        return o
+
+    def _dimspec(self, o, in_overlap):
+        cur = self.cur
+        t = cur.peek()
+        if t.kind in ("num", "id") and cur.at("(", 1):
+            if in_overlap:
+                raise self.error(t, "nested overlapped dimension", "plain dimensions inside an overlapped dimension")
+            if o.overlap_limit is not None:
+                raise self.error(t, "second overlapped dimension", "one overlapped dimension per tensor")
+            o.overlap_limit = self.ex._primary()
+            cur.expect("(")
+            first = len(o.dims)
+            while True:
+                self._dimspec(o, in_overlap=True)
+                if cur.accept(")"):
+                    break
+                cur.expect(",", "',' or ')' in an overlapped dimension")
+            for d in o.dims[first:]:
+                d.overlap = True
+            return
+        size = self.ex.expr(stop_plus=True)
+        check = cur.accept("+") is None
+        o.dims.append(DimDecl(size, check, t, in_overlap))
+
+    def _exprlist(self, what):
+        cur = self.cur
+        out = []
+        if cur.accept("("):
+            while True:
+                out.append(self.ex.expr())
+                if cur.accept(")"):
+                    break
+                cur.expect(",", f"',' or ')' in {what}")
+        return out
+
+    def _pcore(self, t):
+        cur = self.cur
+        o = Operand("pcore", t)
+        if cur.at("("):
+            o.pcore_dims = self._exprlist("the PCORE dimensions")
+        o.pcore_ranges = self._ranges()
+        cur.expect(".", "'.' then THREAD[...] or class::variable")
+        n = cur.peek()
+        if n.kind == "id" and n.text.upper() == "THREAD" and not cur.at("::", 1):
+            cur.next()
+            tdims = self._exprlist("the THREAD dimensions") if cur.at("(") else None
+            o.thread = (tdims, self._ranges(), n)
+            cur.expect(".", "'.' then class::variable")
+        cur.accept("$")
+        cls = cur.expect_id("class::variable")
+        sep = cur.peek()
+        if not (cur.accept("::") or cur.accept(".")):
+            raise self.error(sep, "unexpected text", "'::' or '.' between class and variable")
+        parts = [cur.expect_id("a variable name")]
+        while cur.at(".") and cur.peek(1).kind == "id":
+            cur.next()
+            parts.append(cur.next())
+        cast = self._exprlist("the variable's dimensions") if cur.at("(") else None
+        name = ".".join(p.text for p in parts)
+        o.var = (cls.text, name, parts[0], cast, self._ranges(), cls)
+        return o
+
+    # -- ranges -----------------------------------------------------------
+    def _ranges(self):
+        out = []
+        while self.cur.at("["):
+            t = self.cur.next()
+            out.append(self._range_body(t))
+            self.cur.expect("]", "']' closing the range [begin:stride:end]")
+        return out
+
+    def _range_body(self, t, for_directive=False):
+        cur = self.cur
+        p = cur.peek()
+        if not for_directive and p.kind == "op" and p.text == "*":
+            if cur.at("]", 1):
+                cur.next()
+                return Range("bcast", p)
+        if cur.at("]") or (for_directive and cur.at(")")):
+            raise self.error(p, "malformed range", "an index or begin:stride:end")
+        parts = [None]
+        while True:
+            if not (cur.at(":") or cur.at("]") or cur.at(")")):
+                if parts[-1] is not None:
+                    break
+                parts[-1] = self.ex.expr()
+            if cur.at(":"):
+                if len(parts) == 3:
+                    raise self.error(cur.peek(), "malformed range", "at most begin:stride:end")
+                cur.next()
+                parts.append(None)
+            else:
+                break
+        nxt = cur.peek()
+        if not (cur.at("]") or (for_directive and cur.at(")"))):
+            raise self.error(nxt, "malformed range", "']' after begin:stride:end" if not for_directive else "')' after begin:end")
+        if len(parts) == 1:
+            e = parts[0]
+            if not for_directive and e[0] == "id" and e[1] in self.forvars:
+                return Range("for", e[2], forvar=e[1])
+            self._no_forvar(e)
+            if for_directive:
+                return Range("range", p, begin=e, end=e)
+            return Range("index", p, begin=e, end=e)
+        for e in parts:
+            if e is not None:
+                self._no_forvar(e)
+        if len(parts) == 2:
+            return Range("range", p, begin=parts[0], end=parts[1])
+        return Range("range", p, begin=parts[0], stride=parts[1], end=parts[2])
+
+    def _no_forvar(self, node):
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, tuple):
+                continue
+            if n[0] == "id" and n[1] in self.forvars:
+                raise self.error(n[2], "FOR variable inside an expression", f"'[{n[1]}]' alone as an index")
+            stack.extend(x for x in n[1:] if isinstance(x, (tuple, list)))
+            for x in n[1:]:
+                if isinstance(x, list):
+                    stack.extend(x)
+
+
+def _all_ranges(o):
+    out = list(o.ranges) + list(o.pcore_ranges)
+    if o.thread:
+        out += o.thread[1]
+    if o.var:
+        out += o.var[4]
+    return out

@@ -1,0 +1,110 @@
+"""The PCORE program's symbol table (JSON), as the PCORE assembler writes it.
+
+Format (see docs/pcore_symbols.md)::
+
+    {"format": "tensorsoc-pcore-symbols", "version": 1,
+     "config": {"np": 4, "nt": 8, "vw": 8, "private_words": 512, "shared_words": 2048},
+     "classes": {"convolution": {
+         "variables": {"coef": {"space": "private", "addr": 0, "dims": [16, 8]}},
+         "functions": {"exe": {"addr": 12}}}}}
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Dict, List
+
+from sw.cli import UserError
+
+FORMAT = "tensorsoc-pcore-symbols"
+VERSION = 1
+CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words")
+
+
+@dataclass(frozen=True)
+class Variable:
+    cls: str
+    name: str
+    space: str        # 'private' or 'shared'
+    addr: int
+    dims: tuple
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+
+@dataclass
+class Symbols:
+    config: Dict[str, int]
+    variables: Dict[str, Dict[str, Variable]] = field(default_factory=dict)
+    functions: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    path: str = "<none>"
+
+    def has_class(self, cls):
+        return cls in self.variables or cls in self.functions
+
+
+def default_config():
+    from soc.config import DEFAULT
+    return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
+            "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words}
+
+
+def empty():
+    """No symbol file: the SoC's default configuration and no classes."""
+    return Symbols(config=default_config())
+
+
+def _need(cond, path, where, what):
+    if not cond:
+        raise UserError(f"{path}: {where}: expected {what}")
+
+
+def from_dict(data, path="<dict>"):
+    _need(isinstance(data, dict), path, "top level", "a JSON object")
+    _need(data.get("format") == FORMAT, path, "'format'", f'"{FORMAT}"')
+    _need(data.get("version") == VERSION, path, "'version'", str(VERSION))
+    cfg = data.get("config", {})
+    _need(isinstance(cfg, dict), path, "'config'", "an object")
+    config = default_config()
+    for k, v in cfg.items():
+        _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
+        _need(isinstance(v, int) and v > 0, path, f"config.{k}", "a positive integer")
+        config[k] = v
+    classes = data.get("classes", {})
+    _need(isinstance(classes, dict), path, "'classes'", "an object")
+    syms = Symbols(config=config, path=path)
+    for cname, c in classes.items():
+        _need(isinstance(c, dict), path, f"class '{cname}'", "an object")
+        vs, fs = {}, {}
+        for vname, v in c.get("variables", {}).items():
+            where = f"variable '{cname}::{vname}'"
+            _need(isinstance(v, dict), path, where, "an object")
+            _need(v.get("space") in ("private", "shared"), path, where + " space", '"private" or "shared"')
+            _need(isinstance(v.get("addr"), int) and v["addr"] >= 0, path, where + " addr", "a non-negative integer")
+            dims = v.get("dims")
+            _need(isinstance(dims, list) and dims and all(isinstance(d, int) and d > 0 for d in dims),
+                  path, where + " dims", "a non-empty list of positive integers")
+            vs[vname] = Variable(cname, vname, v["space"], v["addr"], tuple(dims))
+        for fname, f in c.get("functions", {}).items():
+            where = f"function '{cname}::{fname}'"
+            _need(isinstance(f, dict) and isinstance(f.get("addr"), int) and f["addr"] >= 0,
+                  path, where, 'an object {"addr": non-negative integer}')
+            fs[fname] = f["addr"]
+        syms.variables[cname] = vs
+        syms.functions[cname] = fs
+    return syms
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the symbol file: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    return from_dict(data, path)
