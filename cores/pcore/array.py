@@ -1,0 +1,83 @@
+"""The PCORE array: NP PCOREs x NT threads x VW lanes, run in lockstep.
+
+``PCOREArrayCore`` is the array with its TensorEngine-facing ports (plain
+Migen).  ``PCOREArray`` (``cores/pcore/soc.py``) adds the Wishbone slave the
+MCORE uses.  docs/pcore.md describes every port.
+"""
+
+from migen import *
+
+from cores.pcore import isa
+from cores.pcore.pcore import PCore, TEPort
+from cores.pcore.sequencer import PCORESequencer
+
+
+class PCOREArrayCore(Module):
+    """PCORE array with TensorEngine ports.
+
+    TensorEngine data port (``te``): one vector word per clock.
+
+    * ``te.valid``/``te.ready``: a command is taken when both are high.
+      ``ready`` is low while a kernel runs on ``te.process``: the other
+      process space stays accessible.
+    * ``te.we``: 1 write, 0 read.  ``te.process`` (0/1), ``te.shared``
+      (0 private / 1 shared), ``te.pcore``, ``te.thread`` (ignored for shared),
+      ``te.addr``: vector-word address (element address / VW) in that space.
+    * ``te.wdata``: VW lanes of 16 bits, lane 0 in bits 15..0;
+      ``te.wmask``: per-lane write enable.
+    * ``te.rvalid``/``te.rdata``: read data, two clocks after the command;
+      no back-pressure.
+
+    Kernel control: ``start_valid``/``start_ready``, ``start_func`` (function
+    word, ``isa.function_word``), ``start_process``; ``busy[p]`` is high while
+    a kernel runs on process space ``p``.  Instruction memory write port:
+    ``imem_we``, ``imem_adr``, ``imem_dat_w``.
+    """
+
+    def __init__(self, config, imem_words=1024):
+        np, nt, vw = config.np, config.nt, config.vw
+        self.config = config
+        self.imem_words = imem_words
+        addr_bits = max(config.pcore_private_words // vw, config.pcore_shared_words // vw).bit_length()
+        self.te = te = TEPort(np, nt, vw, addr_bits)
+        self.start_valid = Signal()
+        self.start_ready = Signal()
+        self.start_func = Signal(32)
+        self.start_process = Signal()
+        self.busy = Signal(2)
+
+        # # #
+
+        self.submodules.seq = seq = PCORESequencer(np, nt, vw, imem_words)
+        self.imem_we, self.imem_adr, self.imem_dat_w = seq.imem_we, seq.imem_adr, seq.imem_dat_w
+        self.cycles, self.vops, self.macs = seq.cycles, seq.vops, seq.macs
+
+        f_np = self.start_func[16:24]
+        f_nt = self.start_func[24:32]
+        self.comb += [
+            seq.start_valid.eq(self.start_valid),
+            self.start_ready.eq(seq.start_ready),
+            seq.start_entry.eq(self.start_func[0:16]),
+            seq.start_process.eq(self.start_process),
+            If((f_np == 0) | (f_np > np), seq.start_np.eq(np)).Else(seq.start_np.eq(f_np)),
+            If((f_nt == 0) | (f_nt > nt), seq.start_nt.eq(nt)).Else(seq.start_nt.eq(f_nt)),
+            self.busy.eq(Mux(seq.running, Mux(seq.process, 0b10, 0b01), 0)),
+            te.ready.eq(~Mux(te.process, self.busy[1], self.busy[0])),
+        ]
+
+        self.pcores = []
+        for p in range(np):
+            pc = PCore(p, seq, te, nt, vw, config.pcore_private_words, config.pcore_shared_words)
+            setattr(self.submodules, f"pcore{p}", pc)
+            self.pcores.append(pc)
+
+        # Read response: the memory answers one clock after the command, the
+        # PCORE mux below is registered: rdata two clocks after the command.
+        rd_cmd = Signal()
+        rd_pcore = Signal(len(te.pcore))
+        self.sync += [
+            rd_cmd.eq(te.valid & te.ready & ~te.we),
+            rd_pcore.eq(te.pcore),
+            te.rvalid.eq(rd_cmd),
+            te.rdata.eq(Array(pc.te_rdata for pc in self.pcores)[rd_pcore]),
+        ]

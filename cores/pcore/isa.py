@@ -1,0 +1,207 @@
+"""The PCORE instruction set: encodings shared by the gateware, the assembler
+and the instruction-set simulator (defined once, here).
+
+Every instruction is one 32-bit word.  Bit 31 selects the class:
+
+Vector instruction (bit 31 = 0): executed once per active thread, one thread
+per clock, by every active PCORE in lockstep::
+
+    31   30..26  25..19  18..12  11..5   4..0
+    0    op      dst     srcA    srcB    shift
+
+Each of ``dst``/``srcA``/``srcB`` is a 7-bit operand specifier::
+
+    6..4 kind   3..1 reg (r0-r7 or a0-a7)   0 post-increment
+
+Scalar instruction (bit 31 = 1): executed once by the sequencer in one clock::
+
+    31   30..28  27..25  24..22  21..16  15..0
+    1    sop     areg    areg2   -       imm16
+
+``LOOP`` uses bits 27..16 for the address of the last instruction of the loop
+body and 15..0 for the iteration count.
+
+See docs/pcore_isa.md for the semantics of each operation.
+"""
+
+from dataclasses import dataclass
+
+WORD_BITS = 32
+NUM_VREGS = 8          # vector registers r0..r7 per thread
+NUM_AREGS = 8          # address registers a0..a7 (sequencer, shared by all threads)
+AREG_BITS = 16         # address registers count 16-bit elements
+LOOP_DEPTH = 4         # hardware loop nesting
+LOOP_END_BITS = 12     # instruction memory of up to 4096 words
+LOOP_COUNT_BITS = 16
+SHIFT_BITS = 5
+MIN_SLOTS = 4          # a vector instruction occupies at least this many clocks
+                       # (pipeline hazard distance; see docs/pcore.md)
+
+# -- vector operations (the lane datapath opcodes) ----------------------------
+OP_BITS = 5
+VOPS = [
+    # name     datapath result   writes acc  writes flag  sources used
+    ("mov",    "a"),
+    ("add",    "sat(a+b)"),
+    ("sub",    "sat(a-b)"),
+    ("mul",    "sat(rnd(a*b>>sh))"),
+    ("max",    "max(a,b)"),
+    ("min",    "min(a,b)"),
+    ("relu",   "max(a,0)"),
+    ("asr",    "rnd(a>>sh)"),
+    ("shl",    "sat(a<<sh)"),
+    ("sel",    "flag?a:b"),
+    ("cmpgt",  "flag=a>b"),
+    ("cmpge",  "flag=a>=b"),
+    ("cmpeq",  "flag=a==b"),
+    ("mac",    "acc+=a*b"),
+    ("macz",   "acc=a*b"),
+    ("accadd", "acc+=a<<sh"),
+    ("accset", "acc=a<<sh"),
+    ("accr",   "sat(rnd(acc>>sh))"),
+]
+OP = {name: i for i, (name, _) in enumerate(VOPS)}
+OP_NAMES = {i: name for name, i in OP.items()}
+ACC_WRITE_OPS = {"mac", "macz", "accadd", "accset"}
+FLAG_WRITE_OPS = {"cmpgt", "cmpge", "cmpeq"}
+# Operations whose 16-bit result is written to ``dst``.
+RESULT_OPS = {"mov", "add", "sub", "mul", "max", "min", "relu", "asr", "shl", "sel", "accr"}
+# Number of source operands each operation reads (srcA, srcB).
+NUM_SRCS = {n: 2 for n in OP}
+NUM_SRCS.update({"mov": 1, "relu": 1, "asr": 1, "shl": 1, "accadd": 1, "accset": 1, "accr": 0})
+USES_SHIFT = {"mul", "asr", "shl", "accadd", "accset", "accr"}
+
+# -- operand kinds --------------------------------------------------------------
+KIND_BITS = 3
+K_NONE = 0   # no operand; reads as 0
+K_REG = 1    # vector register rN of the thread
+K_PRIV = 2   # vector at private[aN] (aN a multiple of VW)
+K_PRIVB = 3  # element private[aN] broadcast to all lanes
+K_SHR = 4    # vector at shared[aN]
+K_SHRB = 5   # element shared[aN] broadcast
+KIND_NAMES = {K_NONE: "none", K_REG: "r", K_PRIV: "p", K_PRIVB: "pb", K_SHR: "s", K_SHRB: "sb"}
+MEM_KINDS = {K_PRIV, K_PRIVB, K_SHR, K_SHRB}
+VECTOR_MEM_KINDS = {K_PRIV, K_SHR}
+
+# -- scalar operations ------------------------------------------------------------
+SOP = {"nop": 0, "halt": 1, "seta": 2, "sets": 3, "adda": 4, "mova": 5, "loop": 6}
+SOP_NAMES = {v: k for k, v in SOP.items()}
+
+
+@dataclass(frozen=True)
+class Operand:
+    kind: int = K_NONE
+    reg: int = 0
+    inc: bool = False
+
+    def encode(self):
+        return (self.kind << 4) | (self.reg << 1) | int(self.inc)
+
+    @classmethod
+    def decode(cls, v):
+        return cls((v >> 4) & 7, (v >> 1) & 7, bool(v & 1))
+
+    def __str__(self):
+        if self.kind == K_NONE:
+            return "0"
+        if self.kind == K_REG:
+            return f"r{self.reg}"
+        return f"{KIND_NAMES[self.kind]}[a{self.reg}{'+' if self.inc else ''}]"
+
+
+def encode_vector(op, dst=Operand(), a=Operand(), b=Operand(), shift=0):
+    opcode = OP[op] if isinstance(op, str) else op
+    assert 0 <= shift < (1 << SHIFT_BITS)
+    return ((opcode << 26) | (dst.encode() << 19) | (a.encode() << 12)
+            | (b.encode() << 5) | shift)
+
+
+def encode_scalar(sop, areg=0, areg2=0, imm=0, loop_end=0):
+    code = SOP[sop] if isinstance(sop, str) else sop
+    word = (1 << 31) | (code << 28)
+    if code == SOP["loop"]:
+        assert 0 <= loop_end < (1 << LOOP_END_BITS) and 0 < imm < (1 << LOOP_COUNT_BITS)
+        return word | (loop_end << 16) | imm
+    return word | (areg << 25) | (areg2 << 22) | (imm & 0xFFFF)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    word: int
+    is_scalar: bool
+    op: str = ""
+    dst: Operand = Operand()
+    a: Operand = Operand()
+    b: Operand = Operand()
+    shift: int = 0
+    sop: str = ""
+    areg: int = 0
+    areg2: int = 0
+    imm: int = 0           # zero-extended 16-bit immediate
+    loop_end: int = 0
+
+    @property
+    def simm(self):
+        return self.imm - 0x10000 if self.imm & 0x8000 else self.imm
+
+
+def decode(word):
+    if word >> 31:
+        code = (word >> 28) & 7
+        if code not in SOP_NAMES:
+            raise ValueError(f"undefined scalar operation {code} in word {word:#010x}")
+        sop = SOP_NAMES[code]
+        if sop == "loop":
+            return Decoded(word, True, sop=sop, imm=word & 0xFFFF, loop_end=(word >> 16) & 0xFFF)
+        return Decoded(word, True, sop=sop, areg=(word >> 25) & 7, areg2=(word >> 22) & 7,
+                       imm=word & 0xFFFF)
+    code = (word >> 26) & 0x1F
+    if code not in OP_NAMES:
+        raise ValueError(f"undefined vector operation {code} in word {word:#010x}")
+    return Decoded(word, False, op=OP_NAMES[code], dst=Operand.decode((word >> 19) & 0x7F),
+                   a=Operand.decode((word >> 12) & 0x7F), b=Operand.decode((word >> 5) & 0x7F),
+                   shift=word & 0x1F)
+
+
+def disassemble(word):
+    d = decode(word)
+    if d.is_scalar:
+        if d.sop in ("nop", "halt"):
+            return d.sop
+        if d.sop == "loop":
+            return f"loop {d.imm}, end={d.loop_end}"
+        if d.sop == "mova":
+            return f"mova a{d.areg}, a{d.areg2}"
+        return f"{d.sop} a{d.areg}, {d.simm if d.sop == 'adda' else d.imm}"
+    parts = []
+    if d.op in RESULT_OPS:
+        parts.append(str(d.dst))
+    parts += [str(o) for o in (d.a, d.b)[:NUM_SRCS[d.op]]]
+    if d.op in USES_SHIFT:
+        parts.append(str(d.shift))
+    return f"{d.op} " + ", ".join(parts)
+
+
+# -- kernel function word (EXE_LOCKSTEP / ztamBuildKernelFunc) ------------------
+#   15..0 entry address, 23..16 number of PCOREs (0 = all), 31..24 threads (0 = all)
+
+def function_word(entry, np=0, nt=0):
+    if not (0 <= entry < 1 << 16 and 0 <= np < 256 and 0 <= nt < 256):
+        raise ValueError("function word fields out of range")
+    return entry | (np << 16) | (nt << 24)
+
+
+def split_function_word(word, np_max, nt_max):
+    """(entry, active PCOREs, active threads) of a function word; 0 or an
+    over-large count means all."""
+    entry = word & 0xFFFF
+    np = (word >> 16) & 0xFF
+    nt = (word >> 24) & 0xFF
+    np = np_max if np == 0 or np > np_max else np
+    nt = nt_max if nt == 0 or nt > nt_max else nt
+    return entry, np, nt
+
+
+def slots(nt_active):
+    """Clocks one vector instruction occupies with ``nt_active`` threads."""
+    return max(nt_active, MIN_SLOTS)

@@ -1,0 +1,222 @@
+"""One PCORE: VW lanes shared by NT threads, with its memories.
+
+Per PCORE:
+
+* private memory: one bank per process space, NT x (private_words/VW) vector
+  words (thread-major), two kernel read ports and one write port;
+* shared memory: one bank per process space, shared_words/VW vector words;
+  kernels read it, only the TensorEngine writes it;
+* per-thread state: 8 vector registers, one VW x 32-bit accumulator and VW
+  lane flags (small memories indexed by thread);
+* VW instances of the MyHDL lane datapath (``cores/pcore/lane.py``).
+
+Pipeline (clock numbers relative to the sequencer's issue bundle):
+stage 0 presents memory/register addresses, stage 1 selects operands and
+feeds the lanes, stage 2 writes the lane results back.
+"""
+
+from migen import *
+
+from cores.pcore import isa
+from cores.pcore.lane import module_name, shift_bits_for
+
+
+def _bits(n):
+    return max(1, (n - 1).bit_length())
+
+
+class TEPort:
+    """The TensorEngine data port signals (shared by all PCOREs); see
+    ``PCOREArrayCore`` for their meaning."""
+
+    def __init__(self, np, nt, vw, addr_bits):
+        self.valid = Signal()
+        self.ready = Signal()
+        self.we = Signal()
+        self.process = Signal()
+        self.shared = Signal()
+        self.pcore = Signal(max=max(np, 2))
+        self.thread = Signal(max=max(nt, 2))
+        self.addr = Signal(addr_bits)
+        self.wdata = Signal(16 * vw)
+        self.wmask = Signal(vw)
+        self.rvalid = Signal()
+        self.rdata = Signal(16 * vw)
+
+
+class PCore(Module):
+    def __init__(self, index, seq, te, nt, vw, private_words, shared_words,
+                 data_width=16, acc_width=32):
+        W, AW = data_width, acc_width
+        lg = _bits(vw) if vw > 1 else 0
+        pwords = private_words // vw            # vector words per thread and process
+        swords = shared_words // vw
+        # Read data for the TensorEngine port (valid one clock after the command).
+        self.te_rdata = Signal(W * vw)
+
+        # # #
+
+        active = Signal()
+        self.comb += active.eq(index < seq.np_active)
+        te_hit = Signal()
+        te_rd_shared = Signal()
+        te_rd_process = Signal()
+        self.comb += te_hit.eq(te.valid & te.ready & (te.pcore == index))
+        self.sync += If(te_hit, te_rd_shared.eq(te.shared), te_rd_process.eq(te.process))
+
+        tid_bits = _bits(nt)
+        tid = seq.iss_tid[:tid_bits] if nt > 1 else Constant(0, 1)
+
+        def waddr(elem_addr, words):
+            return elem_addr[lg:lg + _bits(words)]
+
+        # Stage 1/2 control registers.
+        s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in (
+            "op", "shift", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")}
+        s1_valid = Signal()
+        s1_a_lane = Signal(max=max(vw, 2))
+        s1_b_lane = Signal(max=max(vw, 2))
+        s2 = {k: Signal(len(s1[k]), name="s2_" + k) for k in ("op", "dst_kind", "dst_reg", "dst_addr", "tid")}
+        s2_valid = Signal()
+        self.sync += [
+            s1_valid.eq(seq.iss_valid & seq.iss_thread_en & active),
+            s1_a_lane.eq(seq.iss_a_addr[:lg] if lg else 0),
+            s1_b_lane.eq(seq.iss_b_addr[:lg] if lg else 0),
+            [s1[k].eq(getattr(seq, "iss_" + k)) for k in s1],
+            s2_valid.eq(s1_valid),
+            [s2[k].eq(s1[k]) for k in s2],
+        ]
+
+        def op_in(op, names):
+            return reduce(or_, [op == isa.OP[n] for n in sorted(names)])
+
+        wb_result = Signal()
+        wb_acc = Signal()
+        wb_flag = Signal()
+        self.comb += [
+            wb_result.eq(s2_valid & op_in(s2["op"], isa.RESULT_OPS)),
+            wb_acc.eq(s2_valid & op_in(s2["op"], isa.ACC_WRITE_OPS)),
+            wb_flag.eq(s2_valid & op_in(s2["op"], isa.FLAG_WRITE_OPS)),
+        ]
+
+        # Lane outputs (stage 2).
+        res = [Signal((W, True), name=f"res{i}") for i in range(vw)]
+        acc_out = [Signal((AW, True), name=f"acc_out{i}") for i in range(vw)]
+        flag_out = [Signal(name=f"flag_out{i}") for i in range(vw)]
+        res_vec = Cat(*res)
+
+        # Private memory banks.
+        priv_a = Signal(W * vw)
+        priv_b = Signal(W * vw)
+        te_priv_rd = []
+        for q in range(2):
+            mem = Memory(W * vw, nt * pwords, name=f"pcore{index}_private{q}")
+            rda = mem.get_port()
+            rdb = mem.get_port()
+            wr = mem.get_port(write_capable=True, we_granularity=W)
+            self.specials += mem, rda, rdb, wr
+            own = Signal(name=f"own_private{q}")
+            te_sel = Signal(name=f"te_private{q}")
+            te_adr = te.thread[:tid_bits] * pwords + te.addr[:_bits(pwords)] if nt > 1 else te.addr[:_bits(pwords)]
+            self.comb += [
+                own.eq(seq.running & (seq.process == q)),
+                te_sel.eq(te_hit & ~te.shared & (te.process == q)),
+                rda.adr.eq(Mux(own, tid * pwords + waddr(seq.iss_a_addr, pwords), te_adr)),
+                rdb.adr.eq(tid * pwords + waddr(seq.iss_b_addr, pwords)),
+                If(own,
+                    wr.adr.eq(s2["tid"][:tid_bits] * pwords + waddr(s2["dst_addr"], pwords)),
+                    wr.dat_w.eq(res_vec),
+                    wr.we.eq(Replicate(wb_result & (s2["dst_kind"] == isa.K_PRIV), len(wr.we))),
+                ).Else(
+                    wr.adr.eq(te_adr),
+                    wr.dat_w.eq(te.wdata),
+                    wr.we.eq(Replicate(te_sel & te.we, len(wr.we)) & te.wmask),
+                ),
+            ]
+            te_priv_rd.append(rda.dat_r)
+            self.comb += If(seq.process == q, priv_a.eq(rda.dat_r), priv_b.eq(rdb.dat_r))
+
+        # Shared memory banks (kernels read, the TensorEngine reads and writes).
+        shr = Signal(W * vw)
+        te_shr_rd = []
+        shr_addr = Mux((seq.iss_a_kind == isa.K_SHR) | (seq.iss_a_kind == isa.K_SHRB),
+                       seq.iss_a_addr, seq.iss_b_addr)
+        for q in range(2):
+            mem = Memory(W * vw, swords, name=f"pcore{index}_shared{q}")
+            rd = mem.get_port()
+            wr = mem.get_port(write_capable=True, we_granularity=W)
+            self.specials += mem, rd, wr
+            own = Signal(name=f"own_shared{q}")
+            te_sel = Signal(name=f"te_shared{q}")
+            te_adr = te.addr[:_bits(swords)]
+            self.comb += [
+                own.eq(seq.running & (seq.process == q)),
+                te_sel.eq(te_hit & te.shared & (te.process == q)),
+                rd.adr.eq(Mux(own, waddr(shr_addr, swords), te_adr)),
+                wr.adr.eq(te_adr),
+                wr.dat_w.eq(te.wdata),
+                wr.we.eq(Replicate(te_sel & te.we, len(wr.we)) & te.wmask),
+            ]
+            te_shr_rd.append(rd.dat_r)
+            self.comb += If(seq.process == q, shr.eq(rd.dat_r))
+
+        self.comb += Case(Cat(te_rd_process, te_rd_shared), {
+            0: self.te_rdata.eq(te_priv_rd[0]), 1: self.te_rdata.eq(te_priv_rd[1]),
+            2: self.te_rdata.eq(te_shr_rd[0]), 3: self.te_rdata.eq(te_shr_rd[1]),
+        })
+
+        # Per-thread state: vector registers, accumulator, flags.
+        vrf = Memory(W * vw, nt * isa.NUM_VREGS, name=f"pcore{index}_vregs")
+        vrf_a, vrf_b = vrf.get_port(), vrf.get_port()
+        vrf_w = vrf.get_port(write_capable=True)
+        accm = Memory(AW * vw, nt, name=f"pcore{index}_acc")
+        acc_rd, acc_wr = accm.get_port(), accm.get_port(write_capable=True)
+        flagm = Memory(vw, nt, name=f"pcore{index}_flags")
+        flag_rd, flag_wr = flagm.get_port(), flagm.get_port(write_capable=True)
+        self.specials += vrf, vrf_a, vrf_b, vrf_w, accm, acc_rd, acc_wr, flagm, flag_rd, flag_wr
+        s2_tid = s2["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
+        self.comb += [
+            vrf_a.adr.eq(Cat(seq.iss_a_reg, tid)),
+            vrf_b.adr.eq(Cat(seq.iss_b_reg, tid)),
+            vrf_w.adr.eq(Cat(s2["dst_reg"], s2_tid)),
+            vrf_w.dat_w.eq(res_vec),
+            vrf_w.we.eq(wb_result & (s2["dst_kind"] == isa.K_REG)),
+            acc_rd.adr.eq(tid),
+            acc_wr.adr.eq(s2_tid),
+            acc_wr.dat_w.eq(Cat(*acc_out)),
+            acc_wr.we.eq(wb_acc),
+            flag_rd.adr.eq(tid),
+            flag_wr.adr.eq(s2_tid),
+            flag_wr.dat_w.eq(Cat(*flag_out)),
+            flag_wr.we.eq(wb_flag),
+        ]
+
+        # Stage 1: operand selection and the lanes.
+        def lanes_of(vec):
+            return [vec[W * i:W * (i + 1)] for i in range(vw)]
+
+        def operand(kind, lane_sel, regs, priv, name):
+            bcast_p = Signal(W, name=f"{name}_bcast_private")
+            bcast_s = Signal(W, name=f"{name}_bcast_shared")
+            self.comb += [bcast_p.eq(Array(lanes_of(priv))[lane_sel]),
+                          bcast_s.eq(Array(lanes_of(shr))[lane_sel])]
+            out = [Signal((W, True), name=f"{name}{i}") for i in range(vw)]
+            for i, o in enumerate(out):
+                self.comb += Case(kind, {
+                    isa.K_REG: o.eq(lanes_of(regs)[i]),
+                    isa.K_PRIV: o.eq(lanes_of(priv)[i]),
+                    isa.K_PRIVB: o.eq(bcast_p),
+                    isa.K_SHR: o.eq(lanes_of(shr)[i]),
+                    isa.K_SHRB: o.eq(bcast_s),
+                    "default": o.eq(0),
+                })
+            return out
+
+        opa = operand(s1["a_kind"], s1_a_lane, vrf_a.dat_r, priv_a, "opa")
+        opb = operand(s1["b_kind"], s1_b_lane, vrf_b.dat_r, priv_b, "opb")
+        sh = s1["shift"][:shift_bits_for(AW)]
+        for i in range(vw):
+            self.specials += Instance(module_name(W, AW), name=f"lane{i}",
+                i_clk=ClockSignal(), i_op=s1["op"], i_a=opa[i], i_b=opb[i],
+                i_acc_in=acc_rd.dat_r[AW * i:AW * (i + 1)], i_flag_in=flag_rd.dat_r[i],
+                i_sh=sh, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

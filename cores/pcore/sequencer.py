@@ -1,0 +1,195 @@
+"""The PCORE array sequencer: one instruction stream for all PCOREs.
+
+Kernels run in lockstep, so the array has a single sequencer holding the
+instruction memory, the program counter, the hardware loop stack and the
+address/stride registers.  It executes scalar instructions itself (one clock
+each) and issues every vector instruction once per thread slot, one slot per
+clock, to all PCOREs at once (see docs/pcore.md, "Pipeline").
+
+The issue bundle (``iss_*``) is registered: PCOREs use it as their stage 0.
+"""
+
+from migen import *
+
+from cores.pcore import isa
+
+
+def _bits(n):
+    return max(1, (n - 1).bit_length())
+
+
+class PCORESequencer(Module):
+    def __init__(self, np, nt, vw, imem_words):
+        assert imem_words <= (1 << isa.LOOP_END_BITS)
+        self.imem_words = imem_words
+        max_slots = max(nt, isa.MIN_SLOTS)
+        tid_bits = _bits(max_slots)
+
+        # Start interface.
+        self.start_valid = Signal()
+        self.start_ready = Signal()
+        self.start_entry = Signal(16)
+        self.start_np = Signal(max=np + 1)        # 1..np
+        self.start_nt = Signal(max=nt + 1)        # 1..nt
+        self.start_process = Signal()
+        # Status.
+        self.running = Signal()                   # a kernel runs (incl. pipeline drain)
+        self.process = Signal()                   # its process space
+        self.np_active = Signal(max=np + 1, reset=np)
+        self.nt_active = Signal(max=nt + 1, reset=nt)
+        self.cycles = Signal(32)                  # clocks of the current/last kernel
+        self.vops = Signal(32)                    # vector ops issued to active threads
+        self.macs = Signal(32)                    # MAC lane-operations over the array
+        # Instruction memory write port (MCORE or TensorEngine).
+        self.imem_we = Signal()
+        self.imem_adr = Signal(max=imem_words)
+        self.imem_dat_w = Signal(32)
+        # Issue bundle (registered).
+        self.iss_valid = Signal()
+        self.iss_tid = Signal(tid_bits)
+        self.iss_thread_en = Signal()             # slot holds an active thread
+        self.iss_op = Signal(isa.OP_BITS)
+        self.iss_shift = Signal(isa.SHIFT_BITS)
+        for n in ("dst", "a", "b"):
+            setattr(self, f"iss_{n}_kind", Signal(isa.KIND_BITS))
+            setattr(self, f"iss_{n}_reg", Signal(3))
+            setattr(self, f"iss_{n}_addr", Signal(isa.AREG_BITS))
+
+        # # #
+
+        self.imem = Memory(32, imem_words, name="pcore_imem")
+        fetch = self.imem.get_port()
+        wport = self.imem.get_port(write_capable=True)
+        self.specials += self.imem, fetch, wport
+        self.comb += [wport.we.eq(self.imem_we), wport.adr.eq(self.imem_adr),
+                      wport.dat_w.eq(self.imem_dat_w)]
+
+        IDLE, RUN, DRAIN = 0, 1, 2
+        state = Signal(2)
+        drain = Signal(max=isa.MIN_SLOTS + 1)
+        pc = Signal(max=imem_words)
+        pc_next = Signal(max=imem_words)
+        slot = Signal(tid_bits)
+        last_slot = Signal(tid_bits)
+        areg = Array(Signal(isa.AREG_BITS, name=f"a{i}") for i in range(isa.NUM_AREGS))
+        sreg = Array(Signal(isa.AREG_BITS, name=f"s{i}") for i in range(isa.NUM_AREGS))
+        l_start = Array(Signal(max=imem_words, name=f"loop_start{i}") for i in range(isa.LOOP_DEPTH))
+        l_end = Array(Signal(isa.LOOP_END_BITS, name=f"loop_end{i}") for i in range(isa.LOOP_DEPTH))
+        l_cnt = Array(Signal(isa.LOOP_COUNT_BITS, name=f"loop_count{i}") for i in range(isa.LOOP_DEPTH))
+        sp = Signal(max=isa.LOOP_DEPTH + 1)
+        top = Signal(max=isa.LOOP_DEPTH)
+
+        ins = fetch.dat_r
+        is_scalar = ins[31]
+        vop, shift = ins[26:31], ins[0:5]
+        fields = {"dst": ins[19:26], "a": ins[12:19], "b": ins[5:12]}
+        sop, ar, ar2, imm, lend = ins[28:31], ins[25:28], ins[22:25], ins[0:16], ins[16:28]
+
+        run = Signal()
+        issue = Signal()
+        advance = Signal()
+        at_end = Signal()
+        repeat = Signal()
+        pc_adv = Signal(max=imem_words)
+        self.comb += [
+            run.eq(state == RUN),
+            self.running.eq(state != IDLE),
+            self.start_ready.eq(state == IDLE),
+            fetch.adr.eq(pc_next),
+            issue.eq(run & ~is_scalar),
+            top.eq(sp - 1),
+            at_end.eq((sp != 0) & (pc == l_end[top])),
+            repeat.eq(at_end & (l_cnt[top] > 1)),
+            If(repeat, pc_adv.eq(l_start[top])).Else(pc_adv.eq(pc + 1)),
+            pc_next.eq(pc),
+            advance.eq(0),
+            If(state == IDLE,
+                If(self.start_valid, pc_next.eq(self.start_entry))
+            ).Elif(issue,
+                If(slot == last_slot, advance.eq(1), pc_next.eq(pc_adv))
+            ).Elif(run,
+                Case(sop, {
+                    isa.SOP["halt"]: [],
+                    isa.SOP["loop"]: pc_next.eq(pc + 1),
+                    "default": [advance.eq(1), pc_next.eq(pc_adv)],
+                })
+            ),
+        ]
+        self.sync += pc.eq(pc_next)
+
+        # Loop stack bookkeeping on advance; LOOP pushes.
+        self.sync += [
+            If(advance,
+                If(repeat, l_cnt[top].eq(l_cnt[top] - 1)).Elif(at_end, sp.eq(sp - 1))
+            ),
+            If(run & is_scalar & (sop == isa.SOP["loop"]),
+                l_start[sp].eq(pc + 1), l_end[sp].eq(lend), l_cnt[sp].eq(imm), sp.eq(sp + 1)
+            ),
+        ]
+
+        # Address registers: scalar writes, post-increments after the last slot.
+        for i in range(isa.NUM_AREGS):
+            inc = Signal(name=f"inc{i}")
+            self.comb += inc.eq(issue & advance & reduce(or_, [
+                f[0] & (f[1:4] == i) for f in fields.values()]))
+            self.sync += [
+                If(run & is_scalar & (ar == i),
+                    Case(sop, {
+                        isa.SOP["seta"]: areg[i].eq(imm),
+                        isa.SOP["sets"]: sreg[i].eq(imm),
+                        isa.SOP["adda"]: areg[i].eq(areg[i] + imm),
+                        isa.SOP["mova"]: areg[i].eq(areg[ar2]),
+                    })
+                ).Elif(inc, areg[i].eq(areg[i] + sreg[i]))
+            ]
+
+        # Slot counter, state machine, statistics.
+        is_mac = (vop == isa.OP["mac"]) | (vop == isa.OP["macz"])
+        thread_en = slot < self.nt_active
+        self.sync += [
+            If(issue, If(slot == last_slot, slot.eq(0)).Else(slot.eq(slot + 1))),
+            If(state == IDLE,
+                If(self.start_valid,
+                    state.eq(RUN),
+                    self.process.eq(self.start_process),
+                    self.np_active.eq(self.start_np),
+                    self.nt_active.eq(self.start_nt),
+                    If(self.start_nt < isa.MIN_SLOTS, last_slot.eq(isa.MIN_SLOTS - 1)
+                    ).Else(last_slot.eq(self.start_nt - 1)),
+                    slot.eq(0), sp.eq(0),
+                    self.cycles.eq(0), self.vops.eq(0), self.macs.eq(0),
+                )
+            ).Elif(run,
+                self.cycles.eq(self.cycles + 1),
+                If(is_scalar & (sop == isa.SOP["halt"]), state.eq(DRAIN), drain.eq(isa.MIN_SLOTS - 1)),
+                If(issue & thread_en,
+                    self.vops.eq(self.vops + 1),
+                    If(is_mac, self.macs.eq(self.macs + vw * self.np_active)),
+                ),
+            ).Elif(state == DRAIN,
+                self.cycles.eq(self.cycles + 1),
+                drain.eq(drain - 1),
+                If(drain == 0, state.eq(IDLE)),
+            ),
+        ]
+
+        # Registered issue bundle.
+        self.sync += [
+            self.iss_valid.eq(issue),
+            self.iss_tid.eq(slot),
+            self.iss_thread_en.eq(thread_en),
+            self.iss_op.eq(vop),
+            self.iss_shift.eq(shift),
+        ]
+        for n, f in fields.items():
+            self.sync += [
+                getattr(self, f"iss_{n}_kind").eq(f[4:7]),
+                getattr(self, f"iss_{n}_reg").eq(f[1:4]),
+                getattr(self, f"iss_{n}_addr").eq(areg[f[1:4]]),
+            ]
+
+    def read_port(self):
+        """An extra read port on the instruction memory (bus read-back)."""
+        port = self.imem.get_port()
+        self.specials += port
+        return port

@@ -1,0 +1,1 @@
+"""cocotb testbenches and build helpers for the PCORE array."""
