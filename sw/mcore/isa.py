@@ -54,7 +54,7 @@ ERRORS = {           # name: (bit, meaning) -- the error-flag word of the runtim
     "DECODE": (2, "malformed instruction: bad opcode, space, data type, level count or length (instruction skipped)"),
     "SPEC": (3, "bad range at run time: stride 0, empty range or more than MAX_LEVELS levels (transfer not issued)"),
     "CAST": (4, "dimension cast holds more elements than the declared variable (transfer not issued)"),
-    "QUEUE": (5, "runtime internal limit reached (callback table full)"),
+    "QUEUE": (5, "the engine reported a CALLBACK tag the runtime did not allocate"),
 }
 
 SPU_PROGRAMS = 4
@@ -486,6 +486,7 @@ def c_header():
         "typedef struct {",
         "    uint32_t scatter, scatter_n, proc_en, proc, pad;",
         "    ztam_side_t dst, src;",
+        "    uint32_t err;  /* runtime only, not encoded: ZTAM_ERR_* found while building */",
         "} ztam_xfer_t;",
         "",
         "#define ZTAM_PUT(w, prefix_field, v) \\",

@@ -208,9 +208,14 @@ def plan_operand(o, ctx, source, role, fors):
     var = lookup_variable(ctx, source, cls, vname, cls_tok, name_tok)
     c = ctx.config
     private = var.space == "private"
-    if private and o.thread is None:
-        raise source.error(name_tok, f"private variable '{cls}::{vname}' without a thread range",
-                           "PCORE[...].THREAD[...].class::variable")
+    thread_spec = o.thread
+    if private and thread_spec is None:
+        # guide section 4 writes a private destination without THREAD: every thread receives it
+        if role != "dst":
+            raise source.error(name_tok, f"private variable '{cls}::{vname}' read without a thread range",
+                               "PCORE[...].THREAD[...].class::variable")
+        from .parser import Range
+        thread_spec = (None, [Range("bcast", name_tok)], name_tok)
     if not private and o.thread is not None:
         raise source.error(o.thread[2], f"THREAD on shared variable '{cls}::{vname}'",
                            "PCORE[...].class::variable for a shared variable")
@@ -222,9 +227,9 @@ def plan_operand(o, ctx, source, role, fors):
     dims = list(pcore)
     thread = []
     if private:
-        tdims = o.thread[0] if o.thread[0] else [num(c["nt"])]
+        tdims = thread_spec[0] if thread_spec[0] else [num(c["nt"])]
         thread = [PDim("THREAD", "thread", n, True, None, None, None, None, tok=n[-1]) for n in tdims]
-        _apply_ranges(ctx, source, thread, o.thread[1], fors, role, o.thread[2])
+        _apply_ranges(ctx, source, thread, thread_spec[1], fors, role, thread_spec[2])
         dims += thread
     if cast:
         vdims = [PDim(vname, "var", n, True, None, None, None, None, tok=n[-1]) for n in cast]
