@@ -1,0 +1,197 @@
+"""Bus-functional model of the PCORE array's ports, for cocotb.
+
+Owns the pins of ``pcore_array_top`` (verification/pcore/build.py): the
+TensorEngine data port, kernel start, instruction-memory write port and the
+MCORE's Wishbone slave.  Each method drives one transaction type at the rate
+the hardware allows (one vector per clock on the TensorEngine port).
+"""
+
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge
+
+import cocotb
+
+from cores.pcore import isa
+from cores.pcore.soc import REG
+
+
+def pack(lanes):
+    v = 0
+    for i, x in enumerate(lanes):
+        v |= (int(x) & 0xFFFF) << (16 * i)
+    return v
+
+
+def unpack(value, vw):
+    out = []
+    for i in range(vw):
+        x = (value >> (16 * i)) & 0xFFFF
+        out.append(x - 0x10000 if x & 0x8000 else x)
+    return out
+
+
+class PcoreArrayBFM:
+    def __init__(self, dut, config, imem_words=1024):
+        self.dut = dut
+        self.config = config
+        self.imem_words = imem_words
+        self.clk = dut.sys_clk
+
+    async def start(self):
+        cocotb.start_soon(Clock(self.clk, 10, unit="ns").start())
+        d = self.dut
+        for s in (d.te_valid, d.te_we, d.te_process, d.te_shared, d.te_pcore, d.te_thread, d.te_addr,
+                  d.te_wdata, d.te_wmask, d.te_start_valid, d.te_start_func, d.te_start_process,
+                  d.te_imem_we, d.te_imem_adr, d.te_imem_dat_w, d.wb_cyc, d.wb_stb, d.wb_we,
+                  d.wb_adr, d.wb_dat_w, d.wb_sel):
+            s.value = 0
+        d.sys_rst.value = 1
+        for _ in range(3):
+            await RisingEdge(self.clk)
+        d.sys_rst.value = 0
+        await RisingEdge(self.clk)
+
+    async def cycle(self):
+        await RisingEdge(self.clk)
+
+    # -- TensorEngine data port ------------------------------------------------------
+    async def te_transfer(self, cmds):
+        """Issue commands ``(we, process, shared, pcore, thread, addr, lanes, mask)``
+        back to back; returns the read data (lists of lanes) in command order
+        and the number of clocks taken."""
+        d = self.dut
+        vw = self.config.vw
+        reads = []
+        expected_reads = sum(1 for c in cmds if not c[0])
+        i = clocks = 0
+        while i < len(cmds) or len(reads) < expected_reads:
+            if i < len(cmds):
+                we, proc, shared, pcore, thread, addr, lanes, mask = cmds[i]
+                d.te_valid.value = 1
+                d.te_we.value = int(we)
+                d.te_process.value = proc
+                d.te_shared.value = int(shared)
+                d.te_pcore.value = pcore
+                d.te_thread.value = thread
+                d.te_addr.value = addr
+                d.te_wdata.value = pack(lanes) if we else 0
+                d.te_wmask.value = mask if we else 0
+            else:
+                d.te_valid.value = 0
+            await ReadOnly()
+            if int(d.te_rvalid.value):
+                reads.append(unpack(int(d.te_rdata.value), vw))
+            accepted = i < len(cmds) and int(d.te_ready.value)
+            await RisingEdge(self.clk)
+            clocks += 1
+            if accepted:
+                i += 1
+            if clocks > 20 * len(cmds) + 1000:
+                raise TimeoutError("TensorEngine port stalled")
+        d.te_valid.value = 0
+        return reads, clocks
+
+    async def write_private(self, process, image):
+        """image: (NP, NT, private_words) -> the whole private space of ``process``."""
+        c = self.config
+        vw = c.vw
+        full = (1 << vw) - 1
+        cmds = [(1, process, 0, p, t, a, image[p, t, a * vw:(a + 1) * vw], full)
+                for p in range(c.np) for t in range(c.nt) for a in range(c.pcore_private_words // vw)]
+        await self.te_transfer(cmds)
+
+    async def write_shared(self, process, image):
+        c = self.config
+        vw = c.vw
+        full = (1 << vw) - 1
+        cmds = [(1, process, 1, p, 0, a, image[p, a * vw:(a + 1) * vw], full)
+                for p in range(c.np) for a in range(c.pcore_shared_words // vw)]
+        await self.te_transfer(cmds)
+
+    async def read_private(self, process):
+        c = self.config
+        vw = c.vw
+        pw = c.pcore_private_words // vw
+        cmds = [(0, process, 0, p, t, a, None, 0)
+                for p in range(c.np) for t in range(c.nt) for a in range(pw)]
+        reads, _ = await self.te_transfer(cmds)
+        return np.array(reads, np.int64).reshape(c.np, c.nt, pw * vw)
+
+    async def read_shared(self, process):
+        c = self.config
+        vw = c.vw
+        sw = c.pcore_shared_words // vw
+        cmds = [(0, process, 1, p, 0, a, None, 0) for p in range(c.np) for a in range(sw)]
+        reads, _ = await self.te_transfer(cmds)
+        return np.array(reads, np.int64).reshape(c.np, sw * vw)
+
+    # -- instruction memory and kernel start (TensorEngine side) ------------------------
+    async def te_load_program(self, words, base=0):
+        d = self.dut
+        for i, w in enumerate(words):
+            d.te_imem_we.value = 1
+            d.te_imem_adr.value = base + i
+            d.te_imem_dat_w.value = w
+            await RisingEdge(self.clk)
+        d.te_imem_we.value = 0
+
+    async def te_start(self, func, process):
+        d = self.dut
+        d.te_start_valid.value = 1
+        d.te_start_func.value = func
+        d.te_start_process.value = process
+        while True:
+            await ReadOnly()
+            ok = int(d.te_start_ready.value)
+            await RisingEdge(self.clk)
+            if ok:
+                break
+        d.te_start_valid.value = 0
+
+    async def wait_idle(self, timeout=1_000_000):
+        for n in range(timeout):
+            await ReadOnly()
+            if int(self.dut.busy.value) == 0:
+                await RisingEdge(self.clk)
+                return n
+            await RisingEdge(self.clk)
+        raise TimeoutError("kernel did not finish")
+
+    # -- Wishbone (MCORE side) --------------------------------------------------------
+    async def wb_access(self, word_adr, data=None):
+        d = self.dut
+        d.wb_cyc.value = 1
+        d.wb_stb.value = 1
+        d.wb_we.value = int(data is not None)
+        d.wb_adr.value = word_adr
+        d.wb_dat_w.value = data or 0
+        d.wb_sel.value = 0xF
+        for _ in range(100):
+            await ReadOnly()
+            ack = int(d.wb_ack.value)
+            value = int(d.wb_dat_r.value)
+            await RisingEdge(self.clk)
+            if ack:
+                d.wb_cyc.value = 0
+                d.wb_stb.value = 0
+                d.wb_we.value = 0
+                return value
+        raise TimeoutError("no Wishbone ack")
+
+    async def wb_read_reg(self, name):
+        return await self.wb_access(REG[name])
+
+    async def wb_write_reg(self, name, value):
+        await self.wb_access(REG[name], value)
+
+    async def wb_load_program(self, words, base=0):
+        for i, w in enumerate(words):
+            await self.wb_access(self.imem_words + base + i, w)
+
+    async def counters(self):
+        return {n.lower(): await self.wb_read_reg(n) for n in ("CYCLES", "VOPS", "MACS")}
+
+
+def function_word(entry, np=0, nt=0):
+    return isa.function_word(entry, np, nt)

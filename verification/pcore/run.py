@@ -1,0 +1,29 @@
+"""Run the cocotb tests of the PCORE array in Verilator (build once per
+configuration, then any set of test cases)."""
+
+import json
+import os
+from pathlib import Path
+
+from verification.pcore.build import REPO, TOPLEVEL, build
+
+
+class SimulationFailed(Exception):
+    pass
+
+
+def run(config, testcases=None, extra_env=None, waves=False):
+    """Build (if needed) and run ``testcases`` of verification/pcore/test_array.py.
+    Returns (tests, failures, results_xml)."""
+    from cocotb_tools.check_results import get_results
+    runner, bdir = build(config, waves=waves)
+    overrides = {k: v for k, v in config.as_dict().items()
+                 if k in ("np", "nt", "vw", "pcore_private_words", "pcore_shared_words")}
+    env = {"TSOC_PCORE_CONFIG": json.dumps(overrides),
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra_env or {})
+    results = runner.test(test_module="verification.pcore.test_array", hdl_toplevel=TOPLEVEL,
+                          testcase=testcases, extra_env=env, waves=waves,
+                          test_dir=str(bdir / "run"), build_dir=str(bdir / "sim"))
+    tests, fails = get_results(Path(results))
+    return tests, fails, results
