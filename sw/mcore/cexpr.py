@@ -12,6 +12,8 @@ Nodes are tuples: ('num', value, tok) ('id', name, tok) ('ph', tok) ('str', tok)
 ('call', f, args, tok) ('idx', a, i, tok) ('mem', a, op, name, tok) ('paren', x, tok).
 """
 
+from .tokens import Token
+
 _BINARY = {
     "*": 10, "/": 10, "%": 10,
     "+": 9, "-": 9,
@@ -228,7 +230,6 @@ def to_c(node, subst):
 
 def num(value):
     """A synthetic constant node."""
-    from .tokens import Token
     return ("num", value, Token("num", str(value), 0, 0))
 
 

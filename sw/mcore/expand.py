@@ -20,7 +20,8 @@ def _side_records(plan, side):
     for e in range(addr.shape[0]):
         index = []
         for i, d in enumerate(plan.dims):
-            index.append("*" if d.bcast else int(idx[dim_level[i]][e, 0]))
+            if d.group != "repeat":
+                index.append("*" if d.bcast else int(idx[dim_level[i]][e, 0]))
         rec = {"space": isa.SPACE_NAMES[side.space], "index": index,
                "oob": bool(oob[e].all()) if plan is not None else False}
         if side.space not in (isa.space("DDR"), isa.space("SCRATCH")):
@@ -70,7 +71,7 @@ def table(records, plans):
     def columns(plan):
         if plan.space in ("DDR", "SCRATCH"):
             return None
-        return [d.label for d in plan.dims]
+        return [d.label for d in plan.dims if d.group != "repeat"]
 
     dcols, scols = columns(dst), columns(src)
 

@@ -273,6 +273,15 @@ def plan_transfer(stmt, ctx, source):
     fors = {name: r for name, r, _t in stmt.fors}
     dst = plan_operand(stmt.dst, ctx, source, "dst", fors)
     src = plan_operand(stmt.src, ctx, source, "src", fors)
+    used = {d.forvar for d in dst.dims + src.dims if d.forvar}
+    for name, r, tok in stmt.fors:
+        if name not in used:
+            # a FOR no tensor indexes repeats the destination loop (step 0), as in guide 5.8.4
+            if dst.space == "SPU":
+                raise source.error(tok, "FOR variable not used by an SPU load", f"'[{name}]' as an index")
+            d = PDim(f"FOR {name}", "repeat", None, False, num(0), None, None, None, forvar=name, tok=tok)
+            _apply_ranges(ctx, source, [d], [r], {}, "dst", tok)
+            dst.dims.append(d)
     if dst.space == "SPU":
         if stmt.proc is not None:
             raise source.error(stmt.proc_tok, "PROC on an SPU load", "a plain SPU <= tensor")

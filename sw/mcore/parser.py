@@ -124,8 +124,10 @@ class Cursor:
         self.source = source
 
     def peek(self, k=0):
-        i = self.pos + k
-        return self.toks[i] if i < len(self.toks) else self.toks[-1]
+        try:
+            return self.toks[self.pos + k]
+        except IndexError:
+            return self.toks[-1]
 
     def next(self):
         t = self.toks[self.pos]
@@ -134,8 +136,11 @@ class Cursor:
         return t
 
     def at(self, text, k=0):
-        t = self.peek(k)
-        return t.kind in ("op", "id") and t.text == text
+        # only op and id tokens can spell an operator or a keyword ('eof' is empty)
+        try:
+            return self.toks[self.pos + k].text == text
+        except IndexError:
+            return False
 
     def accept(self, text):
         if self.at(text):
@@ -234,9 +239,6 @@ class StatementParser:
             for r in _all_ranges(side):
                 if r.kind == "for":
                     used[r.forvar] = used.get(r.forvar, 0) + 1
-        for name, r, tok in fors:
-            if name not in used:
-                raise self.error(tok, "FOR variable is not used as an index", f"'[{name}]' in one of the tensors")
         for side in (dst, src):
             seen = set()
             for r in _all_ranges(side):
@@ -445,6 +447,8 @@ class StatementParser:
         return Range("range", p, begin=parts[0], stride=parts[1], end=parts[2])
 
     def _no_forvar(self, node):
+        if not self.forvars:
+            return
         stack = [node]
         while stack:
             n = stack.pop()

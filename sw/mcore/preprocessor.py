@@ -174,6 +174,10 @@ class Preprocessor:
 
     def c_line(self, line, n, in_comment, source):
         """Replace $class::name outside comments and literals; track /* */ across lines."""
+        if not in_comment and "$" not in line and "/*" not in line:
+            return line, False
+        if in_comment and "*/" not in line:
+            return line, True
         out, i, L = [], 0, len(line)
         while i < L:
             if in_comment:

@@ -1,7 +1,7 @@
 """Tokenizer shared by tensor statements and the C expressions inside them."""
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import MCoreError
 
@@ -15,8 +15,7 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     kind: str      # 'num', 'id', 'str', 'op', 'eof'
     text: str
     line: int
@@ -44,14 +43,15 @@ def tokenize(text, line, col0, source):
     out = []
     pos, n = 0, len(text)
     match = _TOKEN.match
+    append = out.append
     while pos < n:
         m = match(text, pos)
         if not m:
             bad = Token("op", text[pos], line, col0 + pos)
             raise source.error(bad, "unexpected character", "a C expression or a tensor statement")
         kind = m.lastgroup
-        if kind not in ("ws", "comment"):
-            out.append(Token(kind, m.group(), line, col0 + pos))
+        if kind != "ws" and kind != "comment":
+            append(Token(kind, m.group(), line, col0 + pos))
         pos = m.end()
-    out.append(Token("eof", "", line, col0 + n))
+    append(Token("eof", "", line, col0 + n))
     return out

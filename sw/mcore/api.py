@@ -1,0 +1,62 @@
+"""Python entry points: statements with constant operands to instruction objects.
+
+``instructions(text, symbols, defines)`` compiles ``>``-less tensor statements whose
+expressions are all known (literals, NP/NT/VW, ``defines``) into the
+:mod:`sw.mcore.isa` objects the runtime would issue -- the same arithmetic as the
+generated C (``lower.SideBuilder`` mirrors ``ztam.c``).  TensorEngine tests use it to
+get reference instructions from the guide's syntax.
+"""
+
+from . import isa, lower
+from .cexpr import NotConstant, evaluate
+from .errors import MCoreError
+from .parser import CallbackStmt, ExeStmt, LogStmt, TransferStmt, VarDef
+from .preprocessor import Preprocessor
+from .tokens import Source, tokenize
+
+
+def instructions(text, symbols, defines=None, process=0, file="<statements>"):
+    """Returns (instructions, error flags); statements that set an error flag are not issued,
+    as in the runtime. CALLBACK tags are allocated 0, 1, 2, ... in order."""
+    lines = text.split("\n")
+    source = Source(file, lines)
+    pp = Preprocessor(symbols, file, defines)
+    out, errors, tag = [], 0, 0
+    for n, line in enumerate(lines, 1):
+        body = line.strip()
+        if not body:
+            continue
+        col0 = len(line) - len(line.lstrip()) + 1
+        if body.startswith(">"):
+            body, col0 = body[1:], col0 + 1
+        for st in pp.statements(tokenize(body, n, col0, source), source):
+            stmt = pp.parse(st, source)
+            try:
+                if isinstance(stmt, VarDef):
+                    continue
+                if isinstance(stmt, TransferStmt):
+                    dst, src = lower.plan_transfer(stmt, pp.ctx, source)
+                    t, err = lower.eval_transfer(stmt, dst, src, pp.ctx, source, process)
+                    errors |= err
+                    if not err:
+                        out.append(t)
+                elif isinstance(stmt, ExeStmt):
+                    out.append(isa.Exe(func=lower.exe_word(stmt, pp.ctx, source), process=process))
+                elif isinstance(stmt, CallbackStmt):
+                    out.append(isa.Callback(tag=tag, parm=evaluate(stmt.parm, pp.ctx.env, source) & 0xFFFFFFFF,
+                                            process=process))
+                    tag += 1
+                elif isinstance(stmt, LogStmt):
+                    out.append(isa.Log(on=int(stmt.on), process=process))
+            except NotConstant as e:
+                raise MCoreError(f"'{e.args[0]}' has no value", file, stmt.tok.line, stmt.tok.col, str(e.args[0]),
+                                 "a constant, or a value in defines", source.line_text(stmt.tok.line)) from None
+    return out, errors
+
+
+def words(instrs):
+    """The instruction stream of a list of instruction objects."""
+    w = []
+    for i in instrs:
+        w += isa.encode(i)
+    return w
