@@ -59,8 +59,11 @@ def expand(text, symbols, defines=None):
         names = [n for n, (b, _m) in isa.ERRORS.items() if err >> b & 1]
         raise MCoreError("the transfer sets error flag(s) " + ", ".join(names), "<statement>", 1, 1, text,
                          "a transfer the TensorEngine accepts")
-    d = _side_records(dst, t.dst)
-    s = _side_records(src, t.src)
+    try:
+        d = _side_records(dst, t.dst)
+        s = _side_records(src, t.src)
+    except ValueError as e:         # more elements than the executor enumerates
+        raise MCoreError(str(e), "<statement>", stmt.tok.line, stmt.tok.col, text, "a smaller transfer") from None
     return [{"dst": a, "src": b} for a, b in zip(d, s)], (dst, src, t)
 
 

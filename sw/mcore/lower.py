@@ -141,7 +141,7 @@ def _apply_ranges(ctx, source, dims, ranges, fors, role, owner_tok, no_declared=
                                "an explicit end, e.g. [0:n-1], or declared dimensions")
         sv = ctx.const(stride, source)
         if sv == 0:
-            raise source.error(r.tok, "malformed range: stride 0", "a non-zero stride")
+            raise source.error(stride[-1], "malformed range: stride 0", "a non-zero stride")
         bv, ev = ctx.const(begin, source), ctx.const(end, source)
         if sv is not None and bv is not None and ev is not None and _count(bv, sv, ev) <= 0:
             raise source.error(r.tok, f"malformed range: empty ({bv}:{sv}:{ev})", "end reachable from begin with this stride")

@@ -222,7 +222,10 @@ class Preprocessor:
             lower.lookup_function(self.ctx, source, cls, name, ct, nt)   # raises the unknown-class error
         if name in syms.functions.get(cls, {}):
             return syms.functions[cls][name]
-        return lower.lookup_variable(self.ctx, source, cls, name, ct, nt).addr
+        if name in syms.variables.get(cls, {}):
+            return syms.variables[cls][name].addr
+        known = sorted(syms.functions.get(cls, {})) + sorted(syms.variables.get(cls, {}))
+        raise source.error(nt, f"unknown function or variable of class '{cls}'", "one of: " + ", ".join(known))
 
 
 class _IdSet:

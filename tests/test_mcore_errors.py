@@ -1,0 +1,152 @@
+"""User errors: file:line:column, the offending text and what was expected; never a traceback."""
+
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sw.cli import main as tsoc
+from sw.mcore import symbols
+from sw.mcore.errors import MCoreError
+from sw.mcore.expand import expand
+from sw.mcore.preprocessor import compile_source
+
+DATA = pathlib.Path(__file__).parent / "data" / "mcore"
+SYMS_PATH = str(DATA / "guide_symbols.json")
+SYMS = symbols.load(SYMS_PATH)
+
+
+def compile_error(tmp_path, capsys, line, use_symbols=True):
+    f = tmp_path / "prog.c"
+    f.write_text("int main(void) {\n    int p = 0;\n" + line + "\n    return 0;\n}\n")
+    argv = ["mcore", "compile", str(f), "-o", str(tmp_path / "out.c")]
+    if use_symbols:
+        argv += ["--symbols", SYMS_PATH]
+    assert tsoc(argv) == 1
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith(f"tsoc: error: {f}:3:")
+    return first[len(f"tsoc: error: {f}:3:"):], err
+
+
+CASES = [
+    # (line, column, message part, offending text, expected part)
+    ("    >PCORE[0].THREAD[0].nosuch::var[0] <= DDR(p)[0];", 25, "unknown class", "nosuch", "a class of the PCORE program"),
+    ("    >PCORE[0].THREAD[0].myclass::nosuch[0] <= DDR(p)[0];", 34, "unknown variable of class 'myclass'", "nosuch",
+     "one of: myfunc.shared_var, myfunc.var, myvar"),
+    ("    >SCRATCH(0,100)[0:3] <= DDR(p,100)[0:4];", 26, "element count mismatch: destination has 4 elements, source has 5",
+     "<=", "the same number of elements on both sides"),
+    ("    >SCRATCH(0,100)[0:1:2:3] <= DDR(p,100)[0:1];", 26, "malformed range", ":", "at most begin:stride:end"),
+    ("    >SCRATCH(0,100)[] <= DDR(p,100)[0:1];", 21, "malformed range", "]", "an index or begin:stride:end"),
+    ("    >SCRATCH(0,100)[0:0:4] <= DDR(p,100)[0:4];", 23, "malformed range: stride 0", "0", "a non-zero stride"),
+    ("    >SCRATCH(0,100)[5:1] <= DDR(p,100)[0:4];", 21, "malformed range: empty (5:1:1)", "5", "end reachable"),
+    ("    >SCRATCH(0,100)[0 1] <= DDR(p,100)[0:1];", 23, "malformed range", "1", "']' after begin:stride:end"),
+    ("    >FOO(p)[0] <= DDR(p)[0];", 6, "unknown keyword", "FOO", "DDR, MEM, SCRATCH, PCORE"),
+    ("    >SCRATCH(0,100)[0] <= DRR(p)[0];", 27, "unknown keyword", "DRR", "DDR, MEM, SCRATCH, PCORE"),
+    ("    >SCRATCH(0,100)[0] <= DDR(p)[0]", 36, "missing ';'", "", "';' ending the statement"),
+    ("    >SCRATCH(0,100)[0] < DDR(p)[0];", 24, "unexpected text", "<", "'<=' then the source tensor"),
+    ("    >SCRATCH(0,100)[0] <= $nope;", 28, "unknown tensor variable", "nope", "a $variable defined earlier"),
+    ("    >DDR(p)[:] <= SCRATCH(0,4)[:];", 13, "range without an end on a tensor without dimensions", ":",
+     "an explicit end"),
+    ("    >PCORE(3)[0].THREAD[0].myclass::myvar[0] <= DDR(p)[0];", 12, "PCORE dimension 3 is not a power of 2", "3",
+     "a power of 2"),
+    ("    >PCORE[0].THREAD[0].myclass::myvar(9,9)[0][0] <= DDR(p)[0];", 34, "cast of 'myvar' to 81 elements", "myvar",
+     "at most the 64 elements"),
+    ("    >SCRATCH(0,100)[0] <= PROC(5) <= DDR(p)[0];", 27, "PROC(5): no such stream program", "PROC", "0..3"),
+    ("    >DDR(p,4,4)[0][0][0] <= DDR(p)[0];", 23, "more ranges than dimensions", "0", "at most 2 range(s)"),
+    ("    int f = ztamBuildKernelFunc($convolution::nope, 1, 1);", 47, "unknown function or variable of class 'convolution'", "nope",
+     "one of: exe, init, coef, input, kernel, output"),
+    ("    >EXE_LOCKSTEP(nosuch::exe);", 19, "unknown class", "nosuch", "a class of the PCORE program"),
+]
+
+
+@pytest.mark.parametrize("line,col,msg,text,expected", CASES)
+def test_error_location_text_expected(tmp_path, capsys, line, col, msg, text, expected):
+    rest, full = compile_error(tmp_path, capsys, line)
+    assert rest.startswith(f"{col}: {msg}"), rest
+    if text:
+        assert f": '{text}'" in rest
+    assert "; expected " + expected in rest
+    caret = full.splitlines()[2]
+    assert caret.index("^") == 4 + col - 1        # the caret sits under the offending text
+
+
+def test_without_symbols_a_class_is_unknown(tmp_path, capsys):
+    rest, _ = compile_error(tmp_path, capsys, "    >PCORE[0].THREAD[0].myclass::myvar[0] <= DDR(p)[0];",
+                            use_symbols=False)
+    assert rest.startswith("25: unknown class: 'myclass'; expected a class of the PCORE program (known: none")
+
+
+def test_tensor_variable_argument_count(tmp_path, capsys):
+    rest, _ = compile_error(tmp_path, capsys, "    >$a := DDR(p,4,4)[$][$]; SCRATCH(0,4)[:] <= $a[1];")
+    assert "tensor variable $a takes 2 argument(s)" in rest
+
+
+def test_expand_needs_values(capsys):
+    assert tsoc(["mcore", "expand", "SCRATCH(0,100)[0:n] <= DDR(p,100)[0:n];"]) == 1
+    err = capsys.readouterr().err
+    assert "'n' has no value at expand time" in err and "expected -D n=VALUE" in err
+
+
+def test_symbol_file_errors(tmp_path, capsys):
+    bad = tmp_path / "s.json"
+    bad.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "classes": {"c": {"variables": '
+                   '{"v": {"space": "global", "addr": 0, "dims": [4]}}}}}')
+    assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(bad)]) == 1
+    assert "variable 'c::v' space: expected \"private\" or \"shared\"" in capsys.readouterr().err
+    bad.write_text("{nope")
+    assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(bad)]) == 1
+    assert f"{bad}:1:2: not valid JSON" in capsys.readouterr().err
+
+
+def test_runtime_count_mismatch_is_not_a_compile_error():
+    c = compile_source("void f(int n, unsigned p) {\n>SCRATCH(0,100)[0:n] <= DDR(p,100)[0:4];\n}\n", SYMS, "f.c")
+    assert "ztamIssueXfer(&_zx);" in c
+
+
+# ---- fuzzing: any input ends in generated C or in MCoreError ----------------------------
+
+VOCAB = ["DDR", "MEM", "SCRATCH", "PCORE", "THREAD", "thread", "SPU", "PAD", "PROC", "FOR", "SCATTER",
+         "EXE_LOCKSTEP", "CALLBACK", "LOG_ON", "LOG_OFF", "myclass", "myvar", "myfunc", "var", "convolution", "exe",
+         "coef", "p", "n", "I", "K", "int", "$", "$a", ":=", "::", ".", "<=", "<", "(", ")", "[", "]", ":", ";", ",",
+         "+", "-", "*", "/", "%", "?", "0", "1", "2", "3", "7", "16", "100", "0xff", "=", "\"s\"", "'c'", "@", "#"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(VOCAB), max_size=30), st.sampled_from([" ", ""]))
+def test_fuzz_token_soup(tokens, sep):
+    line = ">" + sep.join(tokens)
+    for text in (line, "int x;\n" + line + "\n$myclass::" + "".join(tokens[:2])):
+        try:
+            compile_source(text, SYMS, "fuzz.c")
+        except MCoreError:
+            pass
+    try:
+        expand(line, SYMS, {"n": 3})
+    except MCoreError:
+        pass
+
+
+GOOD = [
+    "PCORE[0:1].THREAD[0:1].myclass::myfunc.var[0:1] <= DDR(p)[0:7];",
+    "FOR(K=0:3) FOR(I=0:1) PCORE[0:2].THREAD[I].myclass::myvar[K] <= DDR(p)[0:2*3*4-1];",
+    "SCRATCH(0,100,32,152(10,16))[0][0:1][:][:] <= PAD(3) (DP_DATA_TYPE_INT8)DDR(p,100,32+,152(10,16))[1][:1][:][:];",
+    "$a := DDR(p,8,8)[$][0:7]; PCORE(8)[:][*].myclass::myfunc.shared_var[0:3] <= $a[1];",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(GOOD), st.integers(0, 200), st.integers(0, 3), st.text(alphabet="[]():;,+-*$.<=0123456789 Kn",
+                                                                              max_size=4))
+def test_fuzz_mutated_statements(stmt, pos, cut, insert):
+    pos = min(pos, len(stmt))
+    text = stmt[:pos] + insert + stmt[pos + cut:]
+    try:
+        compile_source(">" + text + "\n", SYMS, "fuzz.c")
+    except MCoreError:
+        pass
+    try:
+        expand(text, SYMS, {"n": 2})
+    except MCoreError:
+        pass
