@@ -245,6 +245,19 @@ def eltwise_add(config=None, rng=None, N=128, RELU=0):
     return wl
 
 
+def mac_stream(config=None, rng=None, N=1000):
+    c = config or SoCConfig()
+    rng = rng or np.random.default_rng(6)
+    wl = Workload(f"mac_stream{N}", KERNELS / "stream.pcore", "stream", "mac", dict(N=N), c, *_images(c), {})
+    x = _rand(rng, (c.np, c.nt, c.vw), -300, 300)
+    w = _rand(rng, (c.vw,), -300, 300)
+    _put_private(wl.private, wl.var("x"), x)
+    _put_shared(wl.shared, wl.var("w"), w)
+    wl.expected["out"] = fx.requantize(fx.wrap(N * x[:, :, :1] * w), 0)
+    wl.useful_macs = c.np * c.nt * c.vw * N
+    return wl
+
+
 def standard(config=None):
     """One workload per CNN kernel (the test and bench set)."""
     c = config or SoCConfig()
@@ -272,4 +285,6 @@ def bench_set(config=None):
         maxpool(c, H=8, W=8, C=32, NPIX=1),
         epilogue(c, C=32, NPIX=8),
         eltwise_add(c, N=160),
+        mac_stream(c, N=1000),
+        mac_stream(c, N=2000),
     ]

@@ -59,7 +59,7 @@ def build_dir_for(config, imem_words=1024):
     return REPO / "build" / "pcore" / tag
 
 
-def build(config, imem_words=1024, waves=False):
+def build(config, imem_words=1024, waves=False, log_file=None):
     """Generate and Verilator-build the array; returns (runner, build_dir)."""
     from cocotb_tools.runner import get_runner
     from verification.verilator import setup_env
@@ -68,6 +68,21 @@ def build(config, imem_words=1024, waves=False):
     sources = generate(config, bdir / "rtl", imem_words)
     runner = get_runner("verilator")
     runner.build(sources=sources, hdl_toplevel=TOPLEVEL, build_dir=str(bdir / "sim"),
-                 build_args=["-Wno-fatal", "-Wno-WIDTH", "-O2", "-j", "2"] + (["--trace-fst"] if waves else []),
-                 waves=waves, always=False)
+                 build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-COMBDLY", "-O2", "-j", "2"] + (["--trace-fst"] if waves else []),
+                 waves=waves, always=False, log_file=log_file)
     return runner, bdir
+
+
+def build_lane(width=16, acc_width=32):
+    """Verilator-build the converted lane alone; returns (runner, build_dir, toplevel)."""
+    from cocotb_tools.runner import get_runner
+    from cores.pcore.lane import module_name
+    from verification.verilator import setup_env
+    setup_env()
+    top = module_name(width, acc_width)
+    bdir = REPO / "build" / "pcore" / f"lane_{width}_{acc_width}"
+    src = generate_verilog(bdir / "rtl", width, acc_width)
+    runner = get_runner("verilator")
+    runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir / "sim"),
+                 build_args=["-Wno-fatal", "-Wno-WIDTH"], always=False)
+    return runner, bdir, top

@@ -12,11 +12,15 @@ class SimulationFailed(Exception):
     pass
 
 
-def run(config, testcases=None, extra_env=None, waves=False):
+def run(config, testcases=None, extra_env=None, waves=False, quiet=False):
     """Build (if needed) and run ``testcases`` of verification/pcore/test_array.py.
-    Returns (tests, failures, results_xml)."""
+    Returns (tests, failures, results_xml).  ``quiet`` sends the build and
+    simulation output to build.log / sim.log in the build directory."""
     from cocotb_tools.check_results import get_results
-    runner, bdir = build(config, waves=waves)
+    from verification.pcore.build import build_dir_for
+    logs = build_dir_for(config)
+    logs.mkdir(parents=True, exist_ok=True)
+    runner, bdir = build(config, waves=waves, log_file=str(logs / "build.log") if quiet else None)
     overrides = {k: v for k, v in config.as_dict().items()
                  if k in ("np", "nt", "vw", "pcore_private_words", "pcore_shared_words")}
     env = {"TSOC_PCORE_CONFIG": json.dumps(overrides),
@@ -24,6 +28,7 @@ def run(config, testcases=None, extra_env=None, waves=False):
     env.update(extra_env or {})
     results = runner.test(test_module="verification.pcore.test_array", hdl_toplevel=TOPLEVEL,
                           testcase=testcases, extra_env=env, waves=waves,
-                          test_dir=str(bdir / "run"), build_dir=str(bdir / "sim"))
+                          test_dir=str(bdir / "run"), build_dir=str(bdir / "sim"),
+                          log_file=str(bdir / "sim.log") if quiet else None)
     tests, fails = get_results(Path(results))
     return tests, fails, results

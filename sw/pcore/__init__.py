@@ -1,0 +1,2 @@
+"""PCORE programs: the assembler (asm), instruction-set simulator (iss),
+kernels (kernels/*.pcore), workloads and the bench."""

@@ -1,0 +1,41 @@
+"""Drive the MyHDL lane datapath in MyHDL's own simulator."""
+
+import numpy as np
+from myhdl import Simulation, StopSimulation, always, block, delay, instance
+
+from cores.pcore.lane import lane_signals, pcore_lane
+
+
+def run_lane(stim, width, acc_width):
+    """Apply ``stim`` (dict of equal-length int arrays: op, a, b, acc, flag,
+    sh), one vector per clock; returns dict result, acc_out, flag_out."""
+    sig = lane_signals(width, acc_width)
+    dut = pcore_lane(**sig, width=width, acc_width=acc_width)
+    n = len(stim["op"])
+    out = {k: np.zeros(n, np.int64) for k in ("result", "acc_out", "flag_out")}
+    cols = [(sig[s], [int(v) for v in stim[k]]) for s, k in
+            (("op", "op"), ("a", "a"), ("b", "b"), ("acc_in", "acc"), ("flag_in", "flag"), ("sh", "sh"))]
+    clk = sig["clk"]
+
+    @block
+    def bench():
+        @always(delay(5))
+        def clock():
+            clk.next = not clk
+
+        @instance
+        def drive():
+            for i in range(n):
+                for s, vals in cols:
+                    s.next = vals[i]
+                yield clk.posedge
+                yield delay(1)
+                out["result"][i] = int(sig["result"])
+                out["acc_out"][i] = int(sig["acc_out"])
+                out["flag_out"][i] = int(sig["flag_out"])
+            raise StopSimulation
+
+        return clock, drive
+
+    Simulation(dut, bench()).run(quiet=1)
+    return out
