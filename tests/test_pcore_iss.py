@@ -1,0 +1,92 @@
+"""The PCORE instruction-set simulator: kernels against the independent numpy
+references, lockstep limits, loop/addressing semantics, cycle model, traps."""
+
+import numpy as np
+import pytest
+
+from cores.pcore import isa
+from soc.config import SoCConfig
+from sw.pcore import workloads
+from sw.pcore.asm import assemble
+from sw.pcore.iss import PcoreISS, PcoreRuntimeError
+
+
+def run(wl, process=0, np_=0, nt=0):
+    prog = wl.assemble()
+    iss = PcoreISS(wl.config, prog.words)
+    iss.private[process] = wl.private
+    iss.shared[process] = wl.shared
+    stats = iss.run(isa.function_word(wl.entry, np_, nt), process)
+    return iss, stats
+
+
+@pytest.mark.parametrize("wl", workloads.standard() + workloads.bench_set(), ids=lambda w: w.name)
+def test_kernel_matches_reference(wl):
+    iss, stats = run(wl, process=1)
+    assert not wl.mismatches(iss.private[1])
+    assert not iss.private[0].any(), "the other process space was touched"
+    if wl.useful_macs:
+        assert stats.macs == wl.useful_macs
+
+
+def test_small_geometry():
+    c = SoCConfig(np=2, nt=2, vw=4, pcore_private_words=512, pcore_shared_words=1024)
+    for wl in (workloads.convolution(c, H=3, W=4, CIN=4, COUT=8, NPIX=3),
+               workloads.linear(c, NIN=16, OB=2, NB=2), workloads.maxpool(c, H=4, W=4, C=8, NPIX=1),
+               workloads.epilogue(c, C=8, NPIX=4), workloads.eltwise_add(c, N=64)):
+        iss, stats = run(wl)
+        assert not wl.mismatches(iss.private[0]), wl.name
+        assert stats.cycles % 1 == 0
+
+
+def test_lockstep_limits_leave_inactive_slots():
+    wl = workloads.eltwise_add(N=32)
+    iss, stats = run(wl, np_=2, nt=3)
+    out = wl.var("out")
+    got = iss.private[0][:, :, out.addr:out.addr + out.size]
+    assert np.array_equal(got[:2, :3], wl.expected["out"][:2, :3])
+    assert not got[2:].any() and not got[:, 3:].any()
+    assert (stats.np, stats.nt) == (2, 3)
+    # 3 threads still take MIN_SLOTS clocks per vector instruction
+    n_vec = 32 // 8
+    assert stats.cycles == 6 + 1 + n_vec * isa.MIN_SLOTS + 1 + isa.MIN_SLOTS
+
+
+def test_cycle_model_and_post_increment_strides():
+    src = """
+class t {
+    private v[64]
+    private o[64]
+    func f {
+        seta a0, v, 16
+        seta a1, o, VW
+        loop 3 {
+            mov p[a1+], p[a0+]
+        }
+        adda a1, -8
+        mov r1, pb[a1]
+    }
+}
+"""
+    c = SoCConfig()
+    prog = assemble([("t.pcore", src)], c)
+    iss = PcoreISS(c, prog.words)
+    iss.private[0, :, :, :64] = np.arange(64)
+    st = iss.run(0, 0)
+    o = iss.private[0, 0, 0, 64:88]
+    assert list(o) == list(range(0, 8)) + list(range(16, 24)) + list(range(32, 40))
+    assert list(iss.vregs[0, 0, 1]) == [32] * 8   # o[16], broadcast
+    # 4 setup + loop + 3 vectors x 8 + adda + 1 vector x 8 + halt, then the drain
+    assert st.cycles == 4 + 1 + 3 * 8 + 1 + 8 + 1 + isa.MIN_SLOTS
+    assert st.vops == 4 * 8 and st.instructions == 4 + 1 + 3 + 1 + 1 + 1
+
+
+def test_traps_misaligned_and_out_of_range():
+    c = SoCConfig()
+    prog = assemble([("t.pcore", "class t {\n func f {\n seta a0, 3\n mov r0, p[a0]\n }\n"
+                                  " func g {\n seta a0, 600\n mov r0, pb[a0]\n }\n}\n")], c)
+    iss = PcoreISS(c, prog.words)
+    with pytest.raises(PcoreRuntimeError, match="not a multiple of VW"):
+        iss.run(prog.function("t", "f"))
+    with pytest.raises(PcoreRuntimeError, match="beyond"):
+        iss.run(prog.function("t", "g"))
