@@ -193,6 +193,10 @@ def plan_operand(o, ctx, source, role, fors):
     if o.pad is not None and role == "dst":
         raise source.error(o.tok, "PAD on a destination", "PAD(v) on the source tensor (it fills out-of-bound reads)")
     dtype = _dtype_node(o.dtype)
+    dv = ctx.const(dtype, source)
+    if dv is not None and dv not in isa.DTYPE_NAMES:
+        raise source.error(o.dtype[-1], f"data type {dv} is not a known type",
+                           "DP_DATA_TYPE_UINT8 (0), DP_DATA_TYPE_INT8 (1) or DP_DATA_TYPE_INT16 (2)")
     if o.kind == "mem":
         side = PSide(o.space, dtype, o.pointer, name=to_c(o.pointer, {}) if o.space == "DDR" else "SCRATCH", tok=o.tok)
         if o.dims:

@@ -77,6 +77,7 @@ void ztamTaskYield(void)
 static uint32_t msgq_read(void)
 {
     uint32_t v;
+    ztamPoll();
     while (!ztam_platform_msgq_pop(&v))
         ztamTaskYield();
     return v;
