@@ -1,1 +1,1 @@
-"""Golden models: bit-exact references the hardware is compared against."""
+"""Golden models: the exact arithmetic and behaviour the hardware is checked against."""
