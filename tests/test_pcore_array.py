@@ -20,7 +20,7 @@ def test_array_default_config():
 
 @pytest.mark.sim
 @pytest.mark.skipif(not os.environ.get("TSOC_PCORE_SWEEP"), reason="set TSOC_PCORE_SWEEP=1 for the geometry sweep")
-@pytest.mark.parametrize("geometry", [dict(np=2, nt=2, vw=4, pcore_private_words=512, pcore_shared_words=1024),
+@pytest.mark.parametrize("geometry", [dict(np=2, nt=2, vw=4),
                                       dict(np=8, nt=16, vw=8)])
 def test_array_other_geometry(geometry):
     from verification.pcore.run import run

@@ -163,3 +163,10 @@ def add_pcore_array(soc, config, name="pcore", origin=None, imem_words=1024, bui
     for src in array.verilog_sources(build_dir):
         soc.platform.add_source(src)
     return array
+
+
+def register_table_markdown():
+    """The register map as the Markdown table docs/pcore.md embeds."""
+    rows = ["| word offset | name | access | meaning |", "|---|---|---|---|"]
+    rows += [f"| {off} | `{name}` | {acc} | {desc} |" for off, name, acc, desc in REGISTERS]
+    return "\n".join(rows)

@@ -119,7 +119,8 @@ async def test_lockstep_limits(dut):
     c = bfm.config
     errors = []
     for np_, nt in ((max(1, c.np // 2), 3), (1, 1), (c.np, max(1, c.nt - 1))):
-        wl = workloads.convolution(c, rng=np.random.default_rng(20 + nt), BIAS=1, BN=1, RELU=0)
+        wl = workloads.fit(lambda **k: workloads.convolution(c, rng=np.random.default_rng(20 + nt), **k),
+                           6, 6, BIAS=1, BN=1, RELU=0)
         r = await run_workload(bfm, wl, process=1, np_=np_, nt=nt)
         errors += _compare(wl, r, check_reference=False)
         # the active part matches the reference, the rest is the input unchanged
@@ -142,7 +143,7 @@ async def test_process_spaces(dut):
     bfm = await _setup(dut)
     c = bfm.config
     d = dut
-    wl = workloads.convolution(c, rng=np.random.default_rng(30))
+    wl = workloads.fit(lambda **k: workloads.convolution(c, rng=np.random.default_rng(30), **k), 6, 6)
     prog = wl.assemble()
     await bfm.te_load_program(prog.words)
     await bfm.write_private(0, wl.private)
