@@ -405,3 +405,46 @@ def test_4_tensor_variables_execute_with_broadcast():
                         src = 1 * 64 + 3 + g * 16 + r * 8 + c
                         assert m.private[0, g * 4 + s, t, 200 + r * 8 + c] == 1000 + src
     assert np.count_nonzero(m.private) == 2 * 4 * 16 * 16
+
+
+# ---- section 3: tensor objects and range defaults ------------------------------------
+
+def _dst_src(stmt, **defines):
+    ins, err = api.instructions(stmt, SYMS, dict(defines, p=P))
+    assert err == 0
+    return ins[0]
+
+
+@pytest.mark.parametrize("short", ["DDR(p,100,200)[0:19][20:29]", "DDR(p,100,200)[:19][20:29]",
+                                   "MEM(p,100,200)[0:1:19][20:1:29]"])
+def test_3_1_default_begin_and_stride(short):
+    full = "DDR(p,100,200)[0:1:19][20:1:29]"
+    a = _dst_src(f"SCRATCH(0,20,10)[:][:] <= {full};")
+    b = _dst_src(f"SCRATCH(0,20,10)[:][:] <= {short};")
+    assert a == b
+
+
+def test_3_1_default_end():
+    a = _dst_src("SCRATCH(0,100,180)[:][:] <= DDR(p,100,200)[0:][20:];")
+    b = _dst_src("SCRATCH(0,100,180)[:][:] <= DDR(p,100,200)[0:99][20:199];")
+    assert a == b and a.src.element_count() == 100 * 180
+
+
+def test_3_2_scratch_with_runtime_ranges(capsys):
+    got = expand_json(capsys, "SCRATCH(0,8)[0:5] <= SCRATCH(p,dy,dx)[y:dy-1][x:dx-1];", "dy=3", "dx=4", "y=1", "x=1")
+    assert [g["src"]["index"] for g in got] == [[1, 1], [1, 2], [1, 3], [2, 1], [2, 2], [2, 3]]
+
+
+@pytest.mark.parametrize("pcore", ["PCORE(8)[0:7].thread[0:15]", "PCORE(4,2)[0:3][0:1].thread[0:15]",
+                                   "PCORE(dy,dx)[0:dy-1][0:dx-1].thread[0:15]"])
+def test_3_3_private_layouts_are_the_same_8_pcores(pcore):
+    stmt = f"{pcore}.class::private_variable[:] <= DDR(p)[0:8*16*16-1];"
+    m, _ = run(stmt, {"dy": 4, "dx": 2}, machine=fresh_with_ddr(2048))
+    assert np.array_equal(m.private[0, :, :, 300:316].reshape(-1), 1000 + np.arange(2048))
+
+
+@pytest.mark.parametrize("pcore", ["PCORE(8)[0:7]", "PCORE(4,2)[0:3][0:1]", "PCORE(4,2)[0:dy-1][0:dx-1]"])
+def test_3_4_shared_layouts(pcore):
+    m, _ = run(f"{pcore}.class::shared_variable[:] <= DDR(p)[0:8*16-1];", {"dy": 4, "dx": 2},
+               machine=fresh_with_ddr(128))
+    assert np.array_equal(m.shared[0, :, 100:116].reshape(-1), 1000 + np.arange(128))
