@@ -1,0 +1,1 @@
+"""Host side of the tensorsoc SPI/QPI protocol: protocol definition, device API, transports."""

@@ -1,0 +1,1 @@
+"""Verification of the host interface: behavioural device model, loopback bench."""
