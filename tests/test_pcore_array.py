@@ -42,3 +42,10 @@ def test_add_pcore_array_to_a_litex_soc(tmp_path):
     assert soc.bus.regions["pcore"].origin == 0x9000_0000
     assert soc.bus.regions["pcore"].size == array.size
     assert any(str(tmp_path) in src[0] for src in platform.sources)
+
+
+def test_register_map_doc_is_current():
+    from pathlib import Path
+    from cores.pcore.soc import register_table_markdown
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "pcore.md").read_text()
+    assert register_table_markdown() in doc, "docs/pcore.md register table: regenerate from cores/pcore/soc.py"
