@@ -3,7 +3,7 @@
 from migen import Signal, If
 
 from litex.gen import LiteXModule
-from litex.soc.interconnect.csr import CSRStorage, CSRField
+from litex.soc.interconnect.csr import CSRStatus, CSRStorage, CSRField
 from litex.soc.integration.doc import ModuleDoc
 
 
@@ -24,7 +24,18 @@ class SimControl(LiteXModule):
                      description="Write 1 to finish (write-only pulse)."),
         ])
 
+        self.boot_flags = CSRStatus(description="Flags the testbench sets for the firmware.", fields=[
+            CSRField("skip_memtest", size=1, description="Skip the boot-time main RAM test (shorter test runs)."),
+            CSRField("exit_after_boot", size=1,
+                     description="End the simulation after the boot checks instead of serving the host."),
+        ])
+
         # # #
+
+        self.comb += [
+            self.boot_flags.fields.skip_memtest.eq(pads.boot_flags[0]),
+            self.boot_flags.fields.exit_after_boot.eq(pads.boot_flags[1]),
+        ]
 
         self.sync += [
             pads.finish.eq(self.finish.fields.valid),

@@ -58,27 +58,33 @@ def quiet_litex():
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def make_sim_soc(config: SoCConfig, rom_init=None):
+def make_sim_soc(config: SoCConfig, rom_init=None, msb_first=False):
     quiet_litex()
     from soc.platforms.sim import SimPlatform
     from soc.tensorsoc import TensorSoC
     platform = SimPlatform()
     soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim")
     soc.add_sim_control()
+    soc.add_host_port(platform.request("host_spi"), platform.request("sensor"), msb_first=msb_first)
     return soc
 
 
-class SimBuild:
-    """The simulation build of one configuration, under ``build_dir``."""
+class SoCBuild:
+    """Steps 1-3 for one configuration, under ``build_dir``: the firmware's
+    headers, the firmware and the Verilog.  Subclasses name the SoC
+    (``make_soc``): the simulation below, the FPGA boards in soc/bitstream.py."""
 
-    def __init__(self, config: SoCConfig = DEFAULT, build_dir=None, log=print):
+    def __init__(self, config: SoCConfig, build_dir, log=print):
         self.config = config
-        self.build_dir = Path(build_dir or ROOT / "build" / "sim").resolve()
+        self.build_dir = Path(build_dir).resolve()
         self.include_dir = self.build_dir / "soc" / "include"
         self.firmware_dir = self.build_dir / "firmware"
         self.gateware_dir = self.build_dir / "gateware"
-        self.obj_dir = self.build_dir / "obj_dir"
         self.log = log
+
+    def make_soc(self, rom_init=None):
+        """The SoC of this build, ``rom_init`` (32-bit words) in its boot ROM."""
+        raise NotImplementedError(f"{type(self).__name__} must define make_soc")
 
     # Paths ------------------------------------------------------------------
     @property
@@ -88,10 +94,6 @@ class SimBuild:
     @property
     def sources_json(self):
         return self.gateware_dir / "sources.json"
-
-    @property
-    def simulator(self):
-        return self.obj_dir / f"V{TOP}"
 
     def firmware_bin(self, link="rom"):
         return self.firmware_dir / f"firmware-{link}.bin"
@@ -104,7 +106,7 @@ class SimBuild:
     def write_headers(self):
         from litex.soc.integration import export
         from sw import server_image
-        soc = make_sim_soc(self.config)
+        soc = self.make_soc()
         soc.finalize()
         gen = self.include_dir / "generated"
         write_if_changed(gen / "mem.h", export.get_mem_header(soc.mem_regions))
@@ -117,7 +119,17 @@ class SimBuild:
             csr_regions=soc.csr_regions, constants=soc.constants, mem_regions=soc.mem_regions))
         write_if_changed(self.include_dir / "tensorsoc_config.h", self.config.c_header())
         write_if_changed(self.include_dir / "server_image.h", server_image.c_header())
+        from sw import model_image
+        from sw.host import protocol
+        write_if_changed(self.include_dir / "host_protocol.h", protocol.c_header())
+        write_if_changed(self.include_dir / "model_image.h", model_image.c_header())
         write_if_changed(self.include_dir / "firmware.mk", self._firmware_mk(soc))
+
+    def firmware_include_dirs(self):
+        """Include folders of the firmware build (generated headers, LiteX's)."""
+        import litex.soc
+        litex_soc = Path(litex.soc.__file__).parent
+        return [self.include_dir, litex_soc / "software" / "include", litex_soc / "cores" / "cpu" / "vexriscv"]
 
     def _firmware_mk(self, soc):
         import litex.soc
@@ -156,7 +168,7 @@ class SimBuild:
     def write_verilog(self):
         from litex.soc.integration.soc_core import get_mem_data
         rom = get_mem_data(str(self.firmware_bin("rom")), data_width=32, endianness="little")
-        soc = make_sim_soc(self.config, rom_init=rom)
+        soc = self.make_soc(rom_init=rom)
         out = soc.platform.get_verilog(soc, name=TOP)
         changed = write_if_changed(self.verilog, out.main_source)
         for name, content in out.data_files.items():
@@ -174,6 +186,21 @@ class SimBuild:
         size = self.compile_firmware()
         self.log(f"[soc] firmware: {size} bytes in ROM")
         self.write_verilog()
+
+
+class SimBuild(SoCBuild):
+    """The simulation build of one configuration, under ``build_dir``."""
+
+    def __init__(self, config: SoCConfig = DEFAULT, build_dir=None, log=print):
+        SoCBuild.__init__(self, config, build_dir or ROOT / "build" / "sim", log)
+        self.obj_dir = self.build_dir / "obj_dir"
+
+    def make_soc(self, rom_init=None):
+        return make_sim_soc(self.config, rom_init=rom_init)
+
+    @property
+    def simulator(self):
+        return self.obj_dir / f"V{TOP}"
 
     def build_simulator(self, jobs=None):
         """Step 4: verilate and compile the harness (skipped when up to date)."""
@@ -234,7 +261,7 @@ class SimBuild:
         from sw.server_image import build_image
         return build_image(self.firmware_bin("ram").read_bytes(), self._constants()["SERVER_WINDOW_SIZE"])
 
-    def run(self, max_cycles=0, trace=None, quiet=False, stdout=None, run_dir=None):
+    def run(self, max_cycles=0, trace=None, quiet=False, stdout=None, run_dir=None, boot_flags=None):
         """Runs the simulator in ``run_dir`` (default: the gateware folder,
         where the memories' .init files are); returns its exit status."""
         cmd = [str(self.simulator)]
@@ -244,4 +271,6 @@ class SimBuild:
             cmd.append(f"+trace={Path(trace).resolve()}")
         if quiet:
             cmd.append("+quiet")
+        if boot_flags is not None:
+            cmd.append(f"+boot-flags={boot_flags}")
         return subprocess.run(cmd, cwd=run_dir or self.gateware_dir, stdout=stdout).returncode

@@ -30,6 +30,10 @@ class SoCConfig:
     scratch_size: int = 32 * 1024        # TensorEngine scratch-pad
     pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
     pcore_shared_words: int = 2048       # per PCORE and per process space, 16-bit elements
+    # Host windows at the top of main RAM (bytes): server (top), tensor, model.
+    server_window_size: int = 64 * 1024  # firmware uploaded with WServer
+    tensor_window_size: int = 32 * 1024  # input tensor (WTensor / Acquire)
+    model_window_size: int = 64 * 1024   # model image (WModel)
     # Clocks.
     sys_clk_freq: int = 100_000_000      # SoC clock (Hz)
     uart_baudrate: int = 115200
@@ -52,8 +56,25 @@ class SoCConfig:
             v = getattr(self, name)
             if v <= 0 or v % self.vw:
                 raise ConfigError(f"{name}={v}: must be a positive multiple of vw={self.vw}")
+        for name in ("server_window_size", "tensor_window_size", "model_window_size"):
+            v = getattr(self, name)
+            if v <= 0 or v % 256:
+                raise ConfigError(f"{name}={v}: must be a positive multiple of 256 bytes")
+        windows = self.server_window_size + self.tensor_window_size + self.model_window_size
+        if windows + 16 * 1024 > self.main_ram_size:
+            raise ConfigError(f"main_ram_size={self.main_ram_size}: the host windows take {windows} bytes "
+                              f"and the firmware needs at least 16 KiB below them")
         if self.sys_clk_freq <= 0:
             raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
+
+    def windows(self, main_ram_base):
+        """Host windows as {name: (byte address, size)}, top of main RAM down."""
+        top = main_ram_base + self.main_ram_size
+        server = top - self.server_window_size
+        tensor = server - self.tensor_window_size
+        model = tensor - self.model_window_size
+        return {"model": (model, self.model_window_size), "tensor": (tensor, self.tensor_window_size),
+                "server": (server, self.server_window_size)}
 
     @property
     def peak_macs_per_clock(self):

@@ -19,11 +19,6 @@ MEM_MAP = {
     "csr":      0xf000_0000,
 }
 
-# Main RAM reserved at its top for a firmware uploaded by the host (WServer):
-# the ROM boot code runs an image found there (see sw/firmware/boot.c).
-SERVER_WINDOW_SIZE = 64 * 1024
-
-
 class TensorSoC(SoCCore):
     """tensorsoc SoC.
 
@@ -37,9 +32,6 @@ class TensorSoC(SoCCore):
     def __init__(self, platform, config: SoCConfig = DEFAULT, rom_init=None, uart_name="serial",
                  cpu_variant="standard", integrated_main_ram=True, crg=None):
         self.config = config
-        if config.main_ram_size <= SERVER_WINDOW_SIZE:
-            raise ValueError(f"main_ram_size={config.main_ram_size} leaves no room below the "
-                             f"{SERVER_WINDOW_SIZE}-byte server window")
         SoCCore.__init__(self, platform, config.sys_clk_freq,
             ident                    = "tensorsoc",
             ident_version            = True,
@@ -59,8 +51,11 @@ class TensorSoC(SoCCore):
         # their own CRG (PLL, reset synchroniser, extra clock domains).
         self.crg = crg if crg is not None else CRG(platform.request(platform.default_clk_name),
                                                    rst=platform.request("sys_rst", loose=True))
-        self.add_constant("SERVER_WINDOW_BASE", MEM_MAP["main_ram"] + config.main_ram_size - SERVER_WINDOW_SIZE)
-        self.add_constant("SERVER_WINDOW_SIZE", SERVER_WINDOW_SIZE)
+        # Host windows at the top of main RAM (the host can write only these).
+        self.windows = config.windows(MEM_MAP["main_ram"])
+        for name, (base, size) in self.windows.items():
+            self.add_constant(f"{name.upper()}_WINDOW_BASE", base)
+            self.add_constant(f"{name.upper()}_WINDOW_SIZE", size)
 
     # Accelerator cores join the SoC through this one helper -----------------
     def add_core(self, name, module, *, slaves=(), masters=(), irq=False):
@@ -79,6 +74,17 @@ class TensorSoC(SoCCore):
             self.bus.add_master(name=f"{name}_master{i}", master=bus)
         if irq:
             self.irq.add(name, use_loc_if_exists=True)
+
+    def add_host_port(self, pads, sensor_pads, msb_first=False):
+        """The SPI/QPI host port (cores/host_spi/) with its DMA into the windows."""
+        from cores.host_spi.core import HostSPISlave
+        from sw.host.protocol import Window
+        windows = {Window.MODEL: self.windows["model"], Window.TENSOR: self.windows["tensor"],
+                   Window.SERVER: self.windows["server"]}
+        port = HostSPISlave(pads, sensor_pads, windows, msb_first=msb_first,
+                            bus_data_width=self.bus.data_width, bus_adr_width=self.bus.address_width)
+        self.add_core("host_port", port, masters=[port.wb_write, port.wb_read, port.sensor.bus])
+        self.add_constant("HOST_PORT_MSB_FIRST", int(msb_first))
 
     def add_sim_control(self):
         from cores.sim_control import SimControl

@@ -216,12 +216,13 @@ def test_line_directives_point_at_the_source(run_host, tmp_path):
     assert r.returncode != 0 and f"{bad}:2:" in r.stderr and "'q' undeclared" in r.stderr
 
 
-def test_rv32_build_compiles(tmp_path, run_host):
+def test_rv32_build_compiles(tmp_path, run_host, soc_build):
     if not shutil.which(RV_GCC):
         pytest.skip(f"{RV_GCC} is not installed: the RV32 MCORE build cannot be checked")
     _, _, _, out_c = run_host
+    # platform/litex.c reads the SoC's generated CSR map.
     cc = [RV_GCC, "-march=rv32im", "-mabi=ilp32", "--specs=picolibc.specs", "-Os", "-Wall", "-Wextra", "-Werror",
-          f"-I{RUNTIME}"]
+          f"-I{RUNTIME}"] + [f"-I{d}" for d in soc_build.firmware_include_dirs()]
     objs = []
     for src in (out_c, RUNTIME / "ztam.c", RUNTIME / "platform" / "litex.c", RUNTIME / "platform" / "ctx_rv32.S"):
         obj = tmp_path / (pathlib.Path(src).stem + ".o")

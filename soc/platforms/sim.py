@@ -19,8 +19,24 @@ _io = [
     ),
     # Firmware-driven end of simulation (cores/sim_control.py).
     ("sim_ctrl", 0,
-        Subsignal("finish",    Pins(1)),
-        Subsignal("exit_code", Pins(8)),
+        Subsignal("finish",     Pins(1)),
+        Subsignal("exit_code",  Pins(8)),
+        Subsignal("boot_flags", Pins(8)),
+    ),
+    # SPI/QPI host port (cores/host_spi/): the testbench is the host.  In SPI
+    # mode MOSI is dq_i[0] and MISO dq_o[1]; in QPI all four lines.
+    ("host_spi", 0,
+        Subsignal("clk",   Pins(1)),
+        Subsignal("cs_n",  Pins(1)),
+        Subsignal("dq_i",  Pins(4)),
+        Subsignal("dq_o",  Pins(4)),
+        Subsignal("dq_oe", Pins(4)),
+    ),
+    # Sensor byte stream for Acquire.
+    ("sensor", 0,
+        Subsignal("valid", Pins(1)),
+        Subsignal("ready", Pins(1)),
+        Subsignal("data",  Pins(8)),
     ),
 ]
 

@@ -34,6 +34,11 @@ int main(int argc, char **argv) {
     if ((arg = ctx->commandArgsPlusMatch("trace=")) && *arg)
         trace_file = arg + strlen("+trace=");
     bool quiet = (arg = ctx->commandArgsPlusMatch("quiet")) && *arg;
+    // Boot flags for the firmware (cores/sim_control.py): by default the
+    // firmware exits after its boot checks, as no host drives the SPI port.
+    unsigned boot_flags = 2;
+    if ((arg = ctx->commandArgsPlusMatch("boot-flags=")) && *arg)
+        boot_flags = strtoul(arg + strlen("+boot-flags="), nullptr, 0);
 
     auto top = std::make_unique<Vtensorsoc>(ctx.get());
     std::unique_ptr<VerilatedFstC> tfp;
@@ -52,6 +57,13 @@ int main(int argc, char **argv) {
     top->serial_source_ready = 1;
     top->serial_sink_valid = 0;
     top->serial_sink_data = 0;
+    top->sim_ctrl_boot_flags = boot_flags;
+    // Host port idle: CS_N high, SCLK low, MISO pulled up (SPI mode).
+    top->host_spi_cs_n = 1;
+    top->host_spi_clk = 0;
+    top->host_spi_dq_i = 0xf;
+    top->sensor_valid = 0;
+    top->sensor_data = 0;
 
     uint64_t cycle = 0;
     int status = -1;

@@ -7,7 +7,11 @@
 #include "boot.h"
 #include "memtest.h"
 #include "platform.h"
+#include "server.h"
 #include "tensorsoc_config.h"
+
+static unsigned memtest_errors;
+static void run_memtest(void);
 
 static void banner(void)
 {
@@ -29,18 +33,30 @@ int main(void)
 #endif
 	banner();
 
+	uint32_t flags = boot_flags();
+	if (flags & BOOT_SKIP_MEMTEST) {
+		printf("memtest: skipped\n");
+	} else {
+		run_memtest();
+	}
+	if (flags & BOOT_EXIT_AFTER_BOOT)
+		platform_exit(memtest_errors ? 1 : 0);
+	server_run();
+}
+
+static void run_memtest(void)
+{
 #ifdef TSOC_FIRMWARE_IN_RAM
-	/* Running from the server window: test the RAM below it. */
-	uint32_t size = SERVER_WINDOW_BASE - MAIN_RAM_BASE;
+	/* Running from the server window: test the RAM below the host windows. */
+	uint32_t size = MODEL_WINDOW_BASE - MAIN_RAM_BASE;
 #else
 	uint32_t size = MAIN_RAM_SIZE;
 #endif
 	printf("memtest: main RAM 0x%08lx..0x%08lx (%lu KiB)\n", (unsigned long)MAIN_RAM_BASE,
 	       (unsigned long)(MAIN_RAM_BASE + size - 1), (unsigned long)(size / 1024));
 	uint64_t t0 = cycles_now();
-	unsigned errors = memtest((volatile uint32_t *)MAIN_RAM_BASE, size);
+	memtest_errors = memtest((volatile uint32_t *)MAIN_RAM_BASE, size);
 	uint64_t t1 = cycles_now();
-	printf("memtest: %s (%u errors, %lu cycles)\n", errors ? "FAIL" : "PASS", errors,
+	printf("memtest: %s (%u errors, %lu cycles)\n", memtest_errors ? "FAIL" : "PASS", memtest_errors,
 	       (unsigned long)(t1 - t0));
-	platform_exit(errors ? 1 : 0);
 }

@@ -23,6 +23,19 @@ static inline void icache_flush(void)
 	__asm__ volatile(".word 0x0000100f" ::: "memory"); /* fence.i */
 }
 
+/* Boot flags a simulation testbench sets (cores/sim_control.py); 0 on
+ * hardware: test main RAM, then serve the host. */
+#define BOOT_SKIP_MEMTEST    (1u << 0)
+#define BOOT_EXIT_AFTER_BOOT (1u << 1)
+static inline uint32_t boot_flags(void)
+{
+#ifdef CSR_SIM_CTRL_BASE
+	return sim_ctrl_boot_flags_read();
+#else
+	return 0;
+#endif
+}
+
 /* Ends the simulation with `code` (no effect on hardware without SimControl). */
 void platform_exit(int code) __attribute__((noreturn));
 

@@ -19,15 +19,26 @@ RESET_CYCLES = 16
 class SimControlBfm:
     """Owns clock, reset and the SimControl pads."""
 
-    def __init__(self, dut, clk_period_ns):
+    SKIP_MEMTEST = 1 << 0
+    EXIT_AFTER_BOOT = 1 << 1
+
+    def __init__(self, dut, clk_period_ns, boot_flags=EXIT_AFTER_BOOT):
         self.dut = dut
         self.clk_period_ns = clk_period_ns
+        self.boot_flags = boot_flags
 
     async def reset(self):
         Clock(self.dut.sys_clk, self.clk_period_ns, unit="ns").start()
         self.dut.sys_rst.value = 1
         self.dut.serial_sink_valid.value = 0
         self.dut.serial_sink_data.value = 0
+        self.dut.sim_ctrl_boot_flags.value = self.boot_flags
+        # Host port idle (CS_N high, SCLK low, MISO pulled up: SPI), no sensor data.
+        self.dut.host_spi_cs_n.value = 1
+        self.dut.host_spi_clk.value = 0
+        self.dut.host_spi_dq_i.value = 0xF
+        self.dut.sensor_valid.value = 0
+        self.dut.sensor_data.value = 0
         await ClockCycles(self.dut.sys_clk, RESET_CYCLES)
         self.dut.sys_rst.value = 0
 

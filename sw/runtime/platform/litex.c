@@ -1,83 +1,100 @@
-/* RV32 MCORE platform of the ztam runtime: memory-mapped registers of the SoC.
+/* RV32 MCORE platform of the ztam runtime on the tensorsoc SoC.
  *
- * The register addresses are macros so the SoC build can pass the values of its
- * generated CSR map (-DZTAM_TE_QUEUE_ADDR=... etc.); the defaults below are only
- * placeholders until the TensorEngine and message-queue CSRs exist.
+ * Registers come from the SoC's generated CSR map (<generated/csr.h>), so the
+ * firmware build always matches the gateware:
  *
- *   ZTAM_TE_QUEUE_ADDR     write: one instruction word into the TensorEngine queue
- *   ZTAM_TE_SPACE_ADDR     read: free words in the queue (0 = full)
- *   ZTAM_TE_CALLBACK_ADDR  read: bit 31 = a CALLBACK marker was reached, bits 30:0 = its tag (pops)
- *   ZTAM_MSGQ_IN_ADDR      read: bit 31 = valid, pops; ZTAM_MSGQ_IN_DATA_ADDR: the word
- *   ZTAM_MSGQ_OUT_ADDR     write: one word to the host
- *   ZTAM_UART_ADDR         write: one character (LiteX uart_rxtx), ZTAM_UART_FULL_ADDR: TX full
+ *   message queue from the host: the host port's message FIFO
+ *       (cores/host_spi/core.py); each message reads as two words: its code
+ *       (sw/host/protocol.py Msg) then its length word;
+ *   message queue to the host: words go in (pointer, length) pairs and set
+ *       what the host's next RTensor returns;
+ *   debug output: the UART;
+ *   TensorEngine queue and CALLBACK markers: the TensorEngine's CSRs when the
+ *       SoC has one (CSR_TENSOR_ENGINE_BASE); without one, issuing an
+ *       instruction is a fatal firmware error (reported on the console).
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <generated/csr.h>
+
 #include "../ztam_isa.h"
 #include "../ztam_platform.h"
 
-#ifndef ZTAM_TE_QUEUE_ADDR
-#define ZTAM_TE_QUEUE_ADDR 0xF0008000u
-#endif
-#ifndef ZTAM_TE_SPACE_ADDR
-#define ZTAM_TE_SPACE_ADDR 0xF0008004u
-#endif
-#ifndef ZTAM_TE_CALLBACK_ADDR
-#define ZTAM_TE_CALLBACK_ADDR 0xF0008008u
-#endif
-#ifndef ZTAM_MSGQ_IN_ADDR
-#define ZTAM_MSGQ_IN_ADDR 0xF0009000u
-#endif
-#ifndef ZTAM_MSGQ_IN_DATA_ADDR
-#define ZTAM_MSGQ_IN_DATA_ADDR 0xF0009004u
-#endif
-#ifndef ZTAM_MSGQ_OUT_ADDR
-#define ZTAM_MSGQ_OUT_ADDR 0xF0009008u
-#endif
-#ifndef ZTAM_UART_ADDR
-#define ZTAM_UART_ADDR 0xF0001000u
-#endif
-#ifndef ZTAM_UART_FULL_ADDR
-#define ZTAM_UART_FULL_ADDR 0xF0001004u
-#endif
-
-#define REG(a) (*(volatile uint32_t *)(uintptr_t)(a))
-
 void ztam_platform_issue(const uint32_t *words, int n)
 {
-    int i;
-    for (i = 0; i < n; i++) {
-        while (REG(ZTAM_TE_SPACE_ADDR) == 0) {
+#ifdef CSR_TENSOR_ENGINE_BASE
+    for (int i = 0; i < n; i++) {
+        while (tensor_engine_queue_space_read() == 0) {
         }
-        REG(ZTAM_TE_QUEUE_ADDR) = words[i];
+        tensor_engine_queue_write(words[i]);
     }
+#else
+    (void)words;
+    printf("ztam: fatal: %d-word tensor instruction issued but this SoC has no TensorEngine\n", n);
+    abort();
+#endif
 }
 
 int ztam_platform_callback_pop(uint32_t *tag)
 {
-    uint32_t v = REG(ZTAM_TE_CALLBACK_ADDR);
+#ifdef CSR_TENSOR_ENGINE_BASE
+    uint32_t v = tensor_engine_callback_read();
     if (!(v >> 31))
         return 0;
     *tag = v & 0x7FFFFFFFu;
     return 1;
+#else
+    (void)tag;
+    return 0;
+#endif
 }
 
 int ztam_platform_msgq_pop(uint32_t *value)
 {
-    if (!(REG(ZTAM_MSGQ_IN_ADDR) >> 31))
+#ifdef CSR_HOST_PORT_BASE
+    static int have_length;
+    static uint32_t length;
+    if (have_length) {
+        have_length = 0;
+        *value = length;
+        return 1;
+    }
+    if (!host_port_msg_valid_read())
         return 0;
-    *value = REG(ZTAM_MSGQ_IN_DATA_ADDR);
+    *value = host_port_msg_code_read();
+    length = host_port_msg_length_read();
+    host_port_msg_pop_write(1);
+    have_length = 1;
     return 1;
+#else
+    (void)value;
+    return 0;
+#endif
 }
 
 void ztam_platform_msgq_push(uint32_t value)
 {
-    REG(ZTAM_MSGQ_OUT_ADDR) = value;
+#ifdef CSR_HOST_PORT_BASE
+    static int have_pointer;
+    static uint32_t pointer;
+    if (!have_pointer) {
+        pointer = value;
+        have_pointer = 1;
+        return;
+    }
+    have_pointer = 0;
+    host_port_rtensor_addr_write(pointer);
+    host_port_rtensor_len_write(value);
+#else
+    (void)value;
+#endif
 }
 
 void ztam_platform_putchar(int c)
 {
-    while (REG(ZTAM_UART_FULL_ADDR)) {
+    while (uart_txfull_read()) {
     }
-    REG(ZTAM_UART_ADDR) = (uint32_t)c;
+    uart_rxtx_write((uint32_t)c);
 }
 
 void ztam_platform_ctx_init(ztam_ctx_t *ctx, void *stack, size_t size, void (*entry)(void))

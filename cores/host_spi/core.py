@@ -1,0 +1,422 @@
+"""Host port: the inference-engine datasheet's SPI/QPI protocol in gateware.
+
+The PHY (phy.py) turns pin activity into bytes and end-of-transaction
+records; this module decodes commands, enforces the protocol's rules (status,
+errors, chunked writes, lengths, windows), moves data between the link and
+main RAM with Wishbone DMA, and posts completed commands to the server
+firmware through a message FIFO (the MCORE's ztamMsgq).  Command codes,
+status bits, error causes and layouts come from sw/host/protocol.py.
+
+The host can only write inside the model, tensor and server windows: the
+window bounds are constants of the gateware, checked on every word.
+"""
+
+from migen import Case, Cat, If, Mux, Signal, Constant
+from migen.genlib.fsm import FSM, NextState, NextValue
+from migen.genlib.cdc import MultiReg
+
+from litex.gen import LiteXModule
+from litex.soc.cores.dma import WishboneDMAReader, WishboneDMAWriter
+from litex.soc.integration.doc import ModuleDoc
+from litex.soc.interconnect import stream, wishbone
+from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus, CSRStorage
+
+from cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
+from cores.host_spi.sensor import SensorDMA
+from sw.host.protocol import (ALIASES, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS, Cmd,
+                              ErrorCause, Kind, Msg, Status, Window)
+
+_WRITE_WINDOW = {Cmd.WMODEL: Window.MODEL, Cmd.WSERVER: Window.SERVER, Cmd.WTENSOR: Window.TENSOR}
+# Commands that may come between two chunks of a WModel/WServer sequence.
+_SEQUENCE_NEUTRAL = (Cmd.RSTATUS, Cmd.RERROR, Cmd.RID, Cmd.RSPEC)
+
+
+class HostSPISlave(LiteXModule):
+    """SPI/QPI slave speaking the host protocol of sw/host/protocol.py.
+
+    ``windows`` maps protocol.Window to (byte address, size) in main RAM.
+    ``pads``: clk, cs_n, dq_i[4] in; dq_o[4], dq_oe[4] out.  ``sensor_pads``:
+    valid, data[8] in; ready out (a byte stream filling the input tensor on
+    Acquire).  ``msb_first`` selects the build option for the bit order.
+    """
+
+    def __init__(self, pads, sensor_pads, windows, msb_first=False, bus_data_width=32, bus_adr_width=30):
+        self.intro = ModuleDoc(__doc__)
+        self.wb_write = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
+        self.wb_read = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
+
+        # Firmware interface (CSRs) -------------------------------------
+        self._status = CSRStatus(32, description="Status word as the host reads it (sw/host/protocol.py Status).")
+        self._status_set = CSRStorage(32, description="Write 1s to set status bits 0..2 (busy flags).")
+        self._status_clear = CSRStorage(32, description="Write 1s to clear status bits 0..2 when a command is done.")
+        self._error = CSRStorage(8, description="Write an ErrorCause to raise the error bit (first error wins).")
+        self._error_cause = CSRStatus(8, description="Cause of the pending error (0: none).")
+        self._msg_valid = CSRStatus(1, description="A message from the host is waiting.")
+        self._msg_code = CSRStatus(8, description="Message code (protocol.Msg) at the head of the queue.")
+        self._msg_length = CSRStatus(32, description="Message length word at the head of the queue.")
+        self._msg_pop = CSR()
+        self._msg_pop.description = "Write to remove the head message."
+        self._rtensor_addr = CSRStorage(32, description="Byte address RTensor reads from.")
+        self._rtensor_len = CSRStorage(32, description="Bytes RTensor returns (the host must read exactly this many).")
+        self._rtimings_addr = CSRStorage(32, description="Byte address RTimings reads from.")
+        self._rtimings_len = CSRStorage(32, description="Bytes RTimings returns.")
+        self._input_len = CSRStorage(32, description="Input tensor bytes: the WTensor length (0: unchecked) and the Acquire frame length.")
+        self._spec = []
+        for i in range(4):
+            csr = CSRStorage(32, name=f"spec{i}", description=f"RSpec bytes {4*i}..{4*i+3}.")
+            setattr(self, f"_spec{i}", csr)
+            self._spec.append(csr)
+        self._mode = CSRStatus(fields=[
+            CSRField("qpi", size=1, description="1: QPI (MISO was low at reset), 0: SPI."),
+            CSRField("msb_first", size=1, description="Bit order build option."),
+        ])
+
+        # # #
+
+        # QPI strap: MISO (dq_i[1]) low at reset selects QPI.
+        qpi = Signal()
+        miso_sync = Signal(reset=1)
+        strap_count = Signal(3)
+        self.specials += MultiReg(pads.dq_i[1], miso_sync, reset=1)
+        self.sync += If(strap_count != 7, strap_count.eq(strap_count + 1), qpi.eq(~miso_sync))
+        self.comb += [self._mode.fields.qpi.eq(qpi), self._mode.fields.msb_first.eq(int(msb_first))]
+
+        self.phy = phy = HostSPIPHY(pads, qpi, msb_first=msb_first)
+        self.dma_w = dma_w = WishboneDMAWriter(self.wb_write)
+        self.dma_r = dma_r = WishboneDMAReader(self.wb_read, fifo_depth=4)
+        self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
+        self.msgq = msgq = stream.SyncFIFO([("code", 8), ("length", 32)], 8)
+
+        # Status and errors ------------------------------------------------
+        busy = Signal(3)
+        error = Signal()
+        cause = Signal(8)
+        set_error = Signal()
+        new_cause = Signal(8)
+        hw_set_busy = Signal(3)
+        clear_error = Signal()
+        status = Signal(32)
+        self.comb += [
+            status.eq(Cat(busy, Constant(0, 5), error)),
+            self._status.status.eq(status),
+            self._error_cause.status.eq(cause),
+        ]
+        fw_error = self._error.re
+        self.sync += [
+            busy.eq((busy | hw_set_busy | Mux(self._status_set.re, self._status_set.storage[:3], 0))
+                    & ~Mux(self._status_clear.re, self._status_clear.storage[:3], 0)),
+            If(clear_error,
+                error.eq(0), cause.eq(0),
+            ).Elif(set_error & ~error,
+                error.eq(1), cause.eq(new_cause),
+            ).Elif(fw_error & ~error,
+                error.eq(1), cause.eq(self._error.storage),
+            ),
+        ]
+        raise_error = lambda c: [set_error.eq(1), new_cause.eq(int(c))]
+        self.comb += If(phy.underrun, *raise_error(ErrorCause.UNDERRUN)).Elif(
+            phy.overrun, *raise_error(ErrorCause.OVERRUN))
+
+        # Messages to the firmware ------------------------------------------
+        post = Signal()
+        post_code = Signal(8)
+        post_len = Signal(32)
+        self.comb += [
+            If(post,
+                msgq.sink.valid.eq(1), msgq.sink.code.eq(post_code), msgq.sink.length.eq(post_len),
+            ).Elif(sensor.done,
+                msgq.sink.valid.eq(1), msgq.sink.code.eq(int(Msg.ACQUIRE_DONE)), msgq.sink.length.eq(sensor.length),
+            ),
+            self._msg_valid.status.eq(msgq.source.valid),
+            self._msg_code.status.eq(msgq.source.code),
+            self._msg_length.status.eq(msgq.source.length),
+            msgq.source.ready.eq(self._msg_pop.re),
+        ]
+        self.comb += sensor.done_ack.eq(~post)
+
+        # Command decode ----------------------------------------------------
+        cmd_byte = Signal(8)
+        cmd = Signal(8)          # aliases resolved
+        known = Signal()
+        kind = Signal(2)
+        fixed_len = Signal(5)
+        dma_read = Signal()
+        while_busy = Signal()
+        chunked = Signal()
+        neutral = Signal()
+        cases = {}
+        for code in list(COMMANDS) + list(ALIASES):
+            info = COMMANDS[ALIASES.get(code, code)]
+            c = info.cmd
+            cases[int(code)] = [
+                cmd.eq(int(c)), known.eq(1), kind.eq(int(info.kind)),
+                fixed_len.eq(info.read_len or 0), dma_read.eq(info.kind == Kind.READ and info.read_len is None),
+                while_busy.eq(int(info.allowed_while_busy)), chunked.eq(int(info.chunked)),
+                neutral.eq(int(c in _SEQUENCE_NEUTRAL)),
+            ]
+        cases["default"] = [cmd.eq(0), known.eq(0)]
+        self.comb += Case(cmd_byte, cases)
+
+        # Read sources: fixed words and DMA ---------------------------------
+        # Words of the fixed-length answers, chosen at decode time.
+        words = [Signal(32, name=f"fixed_word{i}") for i in range(4)]
+        word_idx = Signal(3)
+        byte_idx = Signal(2)
+        read_len = Signal(32)    # bytes the host must read
+        rd_addr = Signal(30)     # next word address to request (DMA reads)
+        rd_left = Signal(32)     # words still to request
+        rd_out = Signal(32)      # words requested and not yet consumed
+        cur_word = Signal(32)
+        have_word = Signal()
+        fsm_reading_fixed = Signal()
+
+        # Transaction state -------------------------------------------------
+        epoch = Signal(EPOCH_BITS)
+        nbytes = Signal(32)      # data bytes after the command byte
+        acc = Signal(32)         # write word being assembled
+        wr_base = Signal(30)     # window base (word address)
+        wr_size = Signal(32)     # window size in bytes
+        wr_offset = Signal(32)   # byte offset in the window of the next byte
+        overflow = Signal()
+        too_long = Signal()
+        seq_active = Signal()
+        seq_cmd = Signal(8)
+        seq_offset = Signal(32)
+        clocks = Signal(32)
+
+        win_base = {w: Constant(b >> 2, 30) for w, (b, s) in windows.items()}
+        win_size = {w: Constant(s, 32) for w, (b, s) in windows.items()}
+
+        cmd_clocks = Mux(qpi, 2, 8)
+        shift = Mux(qpi, 1, 3)
+        byte_mask = Mux(qpi, 1, 7)
+
+        rx = phy.rx
+        end = phy.end
+        rx_mine = Signal()       # rx head belongs to the current transaction
+        end_mine = Signal()      # end record is the current transaction's
+        self.comb += [
+            rx_mine.eq(rx.valid & (rx.epoch == epoch) & ~rx.sot),
+            end_mine.eq(end.valid & (end.epoch == epoch) & ~rx_mine),
+        ]
+
+        # Bytes towards the transmitter: from the fixed words or the DMA word.
+        fixed_word = Signal(32)
+        tx_word = Signal(32)
+        self.comb += [
+            Case(word_idx, {i: fixed_word.eq(words[i]) for i in range(4)}),
+            tx_word.eq(Mux(fsm_reading_fixed, fixed_word, cur_word)),
+            phy.tx.epoch.eq(epoch),
+            Case(byte_idx, {i: phy.tx.data.eq(tx_word[8 * i:8 * i + 8]) for i in range(4)}),
+        ]
+
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        self.comb += fsm_reading_fixed.eq(fsm.ongoing("READ_FIXED"))
+        fsm.act("IDLE",
+            If(end.valid & ~(rx.valid & (rx.epoch == end.epoch)),
+                # A transaction ended before its command byte was complete.
+                end.ready.eq(1),
+                If(end.active & (end.clocks != 0), *raise_error(ErrorCause.PARTIAL_BYTE)),
+            ).Elif(rx.valid & rx.sot,
+                rx.ready.eq(1),
+                NextValue(cmd_byte, rx.data),
+                NextValue(epoch, rx.epoch),
+                NextState("DECODE"),
+            ).Elif(rx.valid,
+                rx.ready.eq(1),   # data of a transaction already closed
+            ),
+        )
+        fsm.act("DECODE",
+            NextValue(nbytes, 0),
+            NextValue(overflow, 0),
+            NextValue(too_long, 0),
+            NextValue(word_idx, 0),
+            NextValue(byte_idx, 0),
+            NextValue(have_word, 0),
+            If(~known,
+                *raise_error(ErrorCause.UNKNOWN_COMMAND),
+                NextState("IGNORE"),
+            ).Elif((busy != 0) & ~while_busy,
+                *raise_error(ErrorCause.BUSY),
+                NextState("IGNORE"),
+            ).Elif(seq_active & ~neutral & (cmd != seq_cmd),
+                *raise_error(ErrorCause.BROKEN_SEQUENCE),
+                NextValue(seq_active, 0), NextValue(seq_offset, 0),
+                NextState("IGNORE"),
+            ).Elif(kind == Kind.READ,
+                Case(cmd, {
+                    int(Cmd.RSTATUS): [NextValue(words[0], status), clear_error.eq(1)],
+                    int(Cmd.RERROR): NextValue(words[0], cause),
+                    int(Cmd.RID): NextValue(words[0], DEVICE_ID),
+                    int(Cmd.RSPEC): [NextValue(words[i], self._spec[i].storage) for i in range(4)],
+                    int(Cmd.RTENSOR): [NextValue(rd_addr, self._rtensor_addr.storage[2:]),
+                                       NextValue(read_len, self._rtensor_len.storage),
+                                       NextValue(rd_left, (self._rtensor_len.storage + 3) >> 2)],
+                    int(Cmd.RTIMINGS): [NextValue(rd_addr, self._rtimings_addr.storage[2:]),
+                                        NextValue(read_len, self._rtimings_len.storage),
+                                        NextValue(rd_left, (self._rtimings_len.storage + 3) >> 2)],
+                }),
+                If(dma_read,
+                    NextValue(rd_out, 0),
+                    NextState("READ_DMA"),
+                ).Else(
+                    NextValue(read_len, fixed_len),
+                    NextState("READ_FIXED"),
+                ),
+            ).Elif(kind == Kind.WRITE,
+                Case(cmd, {int(c): [NextValue(wr_base, win_base[w]), NextValue(wr_size, win_size[w])]
+                           for c, w in _WRITE_WINDOW.items()}),
+                NextValue(wr_offset, Mux(chunked & seq_active, seq_offset, 0)),
+                If(chunked & ~seq_active, NextValue(seq_offset, 0)),
+                NextState("WRITE"),
+            ).Else(
+                NextState("ACTION"),
+            ),
+        )
+        # Host bytes of a transaction that is ignored or that sends none.
+        drop_rx = If(rx_mine, rx.ready.eq(1), NextValue(nbytes, nbytes + 1))
+
+        fsm.act("IGNORE",
+            drop_rx,
+            If(end_mine, end.ready.eq(1), NextState("IDLE")),
+        )
+
+        # Fixed-length reads: up to four words from registers.
+        fsm.act("READ_FIXED",
+            drop_rx,
+            phy.tx.valid.eq(word_idx < (read_len >> 2)),
+            If(phy.tx.valid & phy.tx.ready,
+                NextValue(byte_idx, byte_idx + 1),
+                If(byte_idx == 3, NextValue(word_idx, word_idx + 1)),
+            ),
+            If(end_mine, NextValue(clocks, end.clocks), end.ready.eq(1), NextState("READ_END")),
+        )
+        # DMA reads: addresses to the reader, words to the transmitter.
+        fsm.act("READ_DMA",
+            drop_rx,
+            dma_r.sink.valid.eq((rd_left != 0) & (rd_out < 4)),
+            dma_r.sink.address.eq(rd_addr),
+            If(dma_r.sink.valid & dma_r.sink.ready,
+                NextValue(rd_addr, rd_addr + 1),
+                NextValue(rd_left, rd_left - 1),
+            ),
+            phy.tx.valid.eq(have_word),
+            If(phy.tx.valid & phy.tx.ready,
+                NextValue(byte_idx, byte_idx + 1),
+                If(byte_idx == 3, NextValue(have_word, 0)),
+            ),
+            dma_r.source.ready.eq(~have_word | (phy.tx.valid & phy.tx.ready & (byte_idx == 3))),
+            If(dma_r.source.valid & dma_r.source.ready,
+                NextValue(cur_word, dma_r.source.data),
+                NextValue(have_word, 1),
+            ),
+            # rd_out counts requests not yet consumed from the reader.
+            NextValue(rd_out, rd_out + (dma_r.sink.valid & dma_r.sink.ready)
+                      - (dma_r.source.valid & dma_r.source.ready)),
+            If(end_mine, NextValue(clocks, end.clocks), end.ready.eq(1), NextState("READ_DMA_FLUSH")),
+        )
+        # The host stopped reading: drain what the reader still returns.
+        fsm.act("READ_DMA_FLUSH",
+            dma_r.source.ready.eq(1),
+            NextValue(rd_out, rd_out - (dma_r.source.valid & dma_r.source.ready)),
+            If((rd_out == 0) | ((rd_out == 1) & dma_r.source.valid), NextState("READ_END")),
+        )
+        data_clocks = Signal(32)
+        self.comb += data_clocks.eq(clocks - cmd_clocks - DUMMY_CLOCKS)
+        fsm.act("READ_END",
+            If(clocks < cmd_clocks + DUMMY_CLOCKS,
+                If(read_len != 0, *raise_error(ErrorCause.BAD_LENGTH)),
+            ).Elif((data_clocks & byte_mask) != 0,
+                *raise_error(ErrorCause.PARTIAL_BYTE),
+            ).Elif((data_clocks >> shift) != read_len,
+                *raise_error(ErrorCause.BAD_LENGTH),
+            ),
+            NextState("IDLE"),
+        )
+
+        # Writes: bytes to words to the DMA writer, inside the window only.
+        in_window = Signal()
+        self.comb += in_window.eq(wr_offset + 4 <= wr_size)
+        word_ready = Signal()
+        fsm.act("WRITE",
+            If(rx_mine,
+                rx.ready.eq(1),
+                NextValue(acc, Cat(acc[8:], rx.data)),
+                NextValue(nbytes, nbytes + 1),
+                If(nbytes[:2] == 3,
+                    If(chunked & (nbytes >= CHUNK_SIZE),
+                        NextValue(too_long, 1),
+                        *raise_error(ErrorCause.CHUNK_TOO_LONG),
+                    ).Elif(~in_window,
+                        NextValue(overflow, 1),
+                        *raise_error(ErrorCause.WINDOW_OVERFLOW),
+                    ).Else(
+                        NextState("WRITE_WORD"),
+                    ),
+                    NextValue(wr_offset, wr_offset + 4),
+                ),
+            ).Elif(end_mine,
+                NextValue(clocks, end.clocks),
+                end.ready.eq(1),
+                NextState("WRITE_END"),
+            ),
+        )
+        fsm.act("WRITE_WORD",
+            dma_w.sink.valid.eq(1),
+            dma_w.sink.address.eq(wr_base + ((wr_offset - 4) >> 2)),
+            dma_w.sink.data.eq(acc),
+            If(dma_w.sink.ready, NextState("WRITE")),
+        )
+        write_ok = Signal()
+        final_chunk = Signal()
+        self.comb += [
+            write_ok.eq(~too_long & ~overflow & ((clocks & byte_mask) == 0) & (nbytes[:2] == 0)
+                        & ((cmd != Cmd.WTENSOR) | (self._input_len.storage == 0) | (nbytes == self._input_len.storage))),
+            final_chunk.eq(nbytes != CHUNK_SIZE),
+        ]
+        fsm.act("WRITE_END",
+            If((clocks & byte_mask) != 0,
+                *raise_error(ErrorCause.PARTIAL_BYTE),
+            ).Elif(~write_ok & ~too_long & ~overflow,
+                *raise_error(ErrorCause.BAD_LENGTH),
+            ),
+            If(~write_ok,
+                NextValue(seq_active, 0), NextValue(seq_offset, 0),
+                NextState("IDLE"),
+            ).Elif(chunked & ~final_chunk,
+                # Intermediate chunk: the data is in memory already.
+                NextValue(seq_active, 1), NextValue(seq_cmd, cmd),
+                NextValue(seq_offset, seq_offset + CHUNK_SIZE),
+                NextState("IDLE"),
+            ).Else(
+                hw_set_busy.eq(1 << Status.BUSY_WRITE),
+                post.eq(1),
+                post_code.eq(Mux(cmd == Cmd.WMODEL, int(Msg.MODEL_DONE),
+                                 Mux(cmd == Cmd.WSERVER, int(Msg.SERVER_DONE), int(Msg.TENSOR_DONE)))),
+                post_len.eq(Mux(chunked, seq_offset + nbytes, nbytes)),
+                NextValue(seq_active, 0), NextValue(seq_offset, 0),
+                NextState("IDLE"),
+            ),
+        )
+
+        # Commands without data.
+        fsm.act("ACTION",
+            drop_rx,
+            If(end_mine, NextValue(clocks, end.clocks), end.ready.eq(1), NextState("ACTION_END")),
+        )
+        fsm.act("ACTION_END",
+            If((clocks & byte_mask) != 0,
+                *raise_error(ErrorCause.PARTIAL_BYTE),
+            ).Elif(nbytes != 0,
+                *raise_error(ErrorCause.BAD_LENGTH),
+            ).Elif(cmd == Cmd.INFERENCE,
+                hw_set_busy.eq(1 << Status.WAIT_INFERENCE),
+                post.eq(1), post_code.eq(int(Msg.INFERENCE)), post_len.eq(0),
+            ).Else(
+                hw_set_busy.eq(1 << Status.WAIT_ACQUIRE),
+                sensor.start.eq(1),
+            ),
+            NextState("IDLE"),
+        )
+        sensor_len = self._input_len.storage
+        self.comb += sensor.length_in.eq(sensor_len)

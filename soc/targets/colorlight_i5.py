@@ -1,0 +1,36 @@
+"""Colorlight i5 (v7.0) with the LFE5U-25F: a reduced tensorsoc configuration.
+
+Budget of the 25F: 24k LUT4, 56 DP16KD block RAMs, 28 MULT18X18D.
+"""
+
+from litedram.modules import M12L64322A
+
+from soc.config import SoCConfig
+from soc.platforms.colorlight_i5 import ColorlightI5Platform
+from soc.targets.board import BoardTarget
+
+TARGET = BoardTarget(
+    name="colorlight_i5",
+    title="Colorlight i5 v7.0, ECP5 LFE5U-25F, 8 MiB SDR SDRAM",
+    make_platform=ColorlightI5Platform,
+    config=SoCConfig(
+        np=2, nt=4, vw=4,
+        main_ram_size=8 * 1024 * 1024,      # the SDRAM
+        rom_size=32 * 1024,
+        sram_size=8 * 1024,
+        scratch_size=16 * 1024,
+        pcore_private_words=256,
+        pcore_shared_words=1024,
+        sys_clk_freq=50_000_000,
+    ),
+    accel_clk_freq=75_000_000,
+    sdram_module=M12L64322A,
+    l2_cache_size=4096,
+    notes=(
+        "SDRAM: 32-bit, 8 MiB (EM638325 / M12L64322A class; CS_N, CKE and DM tied on the module).",
+        "UART: J17 (TX) / H18 (RX), reached through the extension board's USB debugger, 115200 8N1.",
+        "Host SPI/QPI: extension board PMOD P3 pin 1 CS_N, 2 IO0/MOSI, 3 IO1/MISO, 4 SCLK, "
+        "7 IO2, 8 IO3.",
+        "Reset: the extension board's button (K18).",
+    ),
+)

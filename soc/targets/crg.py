@@ -1,0 +1,50 @@
+"""``ECP5CRG``: the clocks and resets of a tensorsoc board with an ECP5 and
+SDR SDRAM.
+
+One PLL from the board oscillator gives three clock domains:
+
+* ``sys``    -- the SoC (VexRiscv, bus, UART, LiteDRAM controller);
+* ``sys_ps`` -- ``sys`` shifted by 180 degrees; it clocks the ODDR that
+  drives the SDRAM clock pin, so the SDRAM samples commands and write data
+  in the middle of the ``sys`` cycle;
+* ``accel``  -- the accelerator's own clock (PCORE array / TensorEngine),
+  free to run faster than the CPU.  Logic in ``accel`` crosses to ``sys``
+  through asynchronous FIFOs or a Wishbone clock-domain crossing.
+
+Every domain is held in reset until the PLL locks and while the board's
+reset button is pressed.
+"""
+
+from migen import ClockDomain, Signal
+
+from litex.build.io import DDROutput
+from litex.gen import LiteXModule
+from litex.soc.cores.clock import ECP5PLL
+from litex.soc.integration.doc import ModuleDoc
+
+
+class ECP5CRG(LiteXModule):
+    def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq, rst_n_name="rst_n"):
+        self.rst = Signal()   # soft reset from the SoC (LiteX's ctrl core)
+        self.cd_sys = ClockDomain()
+        self.cd_sys_ps = ClockDomain()
+        self.cd_accel = ClockDomain()
+        self.doc = ModuleDoc(title="Clocks", body=(
+            f"PLL from the {clkin_freq / 1e6:g} MHz board clock: sys {sys_clk_freq / 1e6:g} MHz, "
+            f"sys_ps {sys_clk_freq / 1e6:g} MHz at 180 degrees (SDRAM clock), "
+            f"accel {accel_clk_freq / 1e6:g} MHz (accelerator)."))
+
+        # # #
+
+        clkin = platform.request(platform.default_clk_name)
+        rst_n = platform.request(rst_n_name)
+
+        self.pll = pll = ECP5PLL()
+        self.comb += pll.reset.eq(~rst_n | self.rst)
+        pll.register_clkin(clkin, clkin_freq)
+        pll.create_clkout(self.cd_sys, sys_clk_freq)
+        pll.create_clkout(self.cd_sys_ps, sys_clk_freq, phase=180)
+        pll.create_clkout(self.cd_accel, accel_clk_freq)
+
+        # SDRAM clock: the phase-shifted clock through an output DDR register.
+        self.specials += DDROutput(1, 0, platform.request("sdram_clock"), self.cd_sys_ps.clk)

@@ -1,0 +1,36 @@
+"""ULX3S with the LFE5U-85F: the largest tensorsoc configuration that fits.
+
+Budget of the 85F: 83.6k LUT4, 208 DP16KD block RAMs, 156 MULT18X18D.  The
+geometry is chosen in docs/fpga.md ("Choosing the configurations").
+"""
+
+from litedram.modules import MT48LC16M16
+
+from soc.config import SoCConfig
+from soc.platforms.ulx3s import ULX3SPlatform
+from soc.targets.board import BoardTarget
+
+TARGET = BoardTarget(
+    name="ulx3s",
+    title="Radiona ULX3S, ECP5 LFE5U-85F, 32 MiB SDR SDRAM",
+    make_platform=lambda: ULX3SPlatform(device="LFE5U-85F"),
+    config=SoCConfig(
+        np=8, nt=16, vw=8,
+        main_ram_size=32 * 1024 * 1024,     # the SDRAM
+        rom_size=32 * 1024,
+        sram_size=8 * 1024,
+        scratch_size=64 * 1024,
+        pcore_private_words=512,
+        pcore_shared_words=2048,
+        sys_clk_freq=50_000_000,
+    ),
+    accel_clk_freq=100_000_000,
+    sdram_module=MT48LC16M16,
+    notes=(
+        "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
+        "settings and use its lower half.",
+        "UART: the FT231X on the USB port US1, 115200 8N1.",
+        "Host SPI/QPI: J1 header GP0=SCLK, GN0=CS_N, GP1=IO0/MOSI, GN1=IO1/MISO, GP2=IO2, GN2=IO3.",
+        "Reset: the power button BTN_PWRn (R1).",
+    ),
+)

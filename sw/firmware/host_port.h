@@ -1,0 +1,20 @@
+/* Driver of the SPI/QPI host port (cores/host_spi/core.py). */
+#ifndef TSOC_HOST_PORT_H
+#define TSOC_HOST_PORT_H
+#include <stdint.h>
+
+/* 1 and the head message (protocol.Msg code, length word) if one waits. */
+int host_port_msg_pop(uint32_t *code, uint32_t *length);
+/* Status bits 0..2: the firmware clears them when a command is done. */
+void host_port_clear(uint32_t bits);
+/* Raise the error bit with an ErrorCause (the first error wins). */
+void host_port_error(uint32_t cause);
+/* What RTensor / RTimings return. */
+void host_port_set_rtensor(const volatile void *addr, uint32_t length);
+void host_port_set_rtimings(const volatile void *addr, uint32_t length);
+/* Expected WTensor length and Acquire frame length (0: unchecked). */
+void host_port_set_input_len(uint32_t length);
+/* The 16 RSpec bytes. */
+void host_port_set_spec(const uint8_t spec[16]);
+int host_port_qpi(void);
+#endif

@@ -1,0 +1,171 @@
+/* The inference server (datasheet usage model) on the MCORE.
+ *
+ * The host port gateware executes the transport itself (status, reads, DMA of
+ * written data into the model/tensor/server windows, every protocol error) and
+ * posts each completed command to this loop through the message queue, read
+ * with the programmer guide's ztamMsgq API.  The server checks what was
+ * written, runs inferences, fills RSpec / RTensor / RTimings and clears the
+ * busy bits. */
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <generated/soc.h>
+
+#include "crc32.h"
+#include "host_port.h"
+#include "host_protocol.h"
+#include "model_image.h"
+#include "platform.h"
+#include "server.h"
+#include "server_image.h"
+#include "tensorsoc_config.h"
+#include "ztam.h"
+
+/* The loaded model, valid once its image passed the checks. */
+static struct {
+	int valid;
+	uint32_t input_bytes, output_bytes, n_layers;
+} model;
+
+/* Per-layer times of the last inference, microseconds (RTimings). */
+#define MAX_LAYERS 64
+static uint32_t timings_us[MAX_LAYERS];
+static uint32_t tensor_valid_len;     /* bytes of a complete WTensor / frame, 0: none */
+
+static void publish_spec(void)
+{
+	uint8_t spec[16];
+	memset(spec, 0, sizeof spec);
+	spec[HOST_RSPEC_HW_TYPE] = HOST_HW_TYPE_TENSORSOC;
+	spec[HOST_RSPEC_TILES] = TSOC_NP;
+	uint32_t kib = MAIN_RAM_SIZE / 1024;
+	spec[HOST_RSPEC_INTERNAL_KIB] = kib & 0xff;
+	spec[HOST_RSPEC_INTERNAL_KIB + 1] = kib >> 8;
+	uint32_t in = model.valid ? model.input_bytes : 0, out = model.valid ? model.output_bytes : 0;
+	for (int i = 0; i < 4; i++) {
+		spec[HOST_RSPEC_INPUT_BYTES + i] = in >> (8 * i);
+		spec[HOST_RSPEC_OUTPUT_BYTES + i] = out >> (8 * i);
+	}
+	host_port_set_spec(spec);
+	host_port_set_input_len(in);
+}
+
+static void model_written(uint32_t length)
+{
+	const volatile uint32_t *hdr = (const volatile uint32_t *)MODEL_WINDOW_BASE;
+	uint32_t payload = hdr[MODEL_IMAGE_W_PAYLOAD_LENGTH];
+	model.valid = 0;
+	tensor_valid_len = 0;
+	if (length < MODEL_IMAGE_HEADER_SIZE || hdr[MODEL_IMAGE_W_MAGIC] != MODEL_IMAGE_MAGIC) {
+		printf("server: model rejected: bad magic\n");
+	} else if (hdr[MODEL_IMAGE_W_VERSION] != MODEL_IMAGE_VERSION) {
+		printf("server: model rejected: format version %lu, expected %d\n",
+		       (unsigned long)hdr[MODEL_IMAGE_W_VERSION], MODEL_IMAGE_VERSION);
+	} else if (payload != length - MODEL_IMAGE_HEADER_SIZE) {
+		printf("server: model rejected: header says %lu payload bytes, %lu written\n",
+		       (unsigned long)payload, (unsigned long)(length - MODEL_IMAGE_HEADER_SIZE));
+	} else if (crc32((const volatile uint8_t *)hdr + MODEL_IMAGE_HEADER_SIZE, payload) != hdr[MODEL_IMAGE_W_CRC32]) {
+		printf("server: model rejected: CRC mismatch\n");
+	} else if (hdr[MODEL_IMAGE_W_N_LAYERS] > MAX_LAYERS ||
+		   hdr[MODEL_IMAGE_W_INPUT_BYTES] > TENSOR_WINDOW_SIZE) {
+		printf("server: model rejected: %lu layers / %lu input bytes exceed this device\n",
+		       (unsigned long)hdr[MODEL_IMAGE_W_N_LAYERS], (unsigned long)hdr[MODEL_IMAGE_W_INPUT_BYTES]);
+	} else {
+		model.valid = 1;
+		model.input_bytes = hdr[MODEL_IMAGE_W_INPUT_BYTES];
+		model.output_bytes = hdr[MODEL_IMAGE_W_OUTPUT_BYTES];
+		model.n_layers = hdr[MODEL_IMAGE_W_N_LAYERS];
+		printf("server: model loaded: %lu bytes, %lu layers, input %lu bytes, output %lu bytes\n",
+		       (unsigned long)length, (unsigned long)model.n_layers,
+		       (unsigned long)model.input_bytes, (unsigned long)model.output_bytes);
+	}
+	if (!model.valid)
+		host_port_error(HOST_ERR_BAD_MODEL);
+	publish_spec();
+	host_port_clear(HOST_STATUS_BUSY_WRITE);
+}
+
+static void server_written(uint32_t length)
+{
+	const volatile uint32_t *hdr = (const volatile uint32_t *)SERVER_WINDOW_BASE;
+	const volatile uint8_t *payload = (const volatile uint8_t *)SERVER_WINDOW_BASE + SERVER_IMAGE_HEADER_SIZE;
+	uint32_t plen = hdr[SERVER_IMAGE_OFF_LENGTH / 4];
+	if (length < SERVER_IMAGE_HEADER_SIZE || hdr[SERVER_IMAGE_OFF_MAGIC / 4] != SERVER_IMAGE_MAGIC ||
+	    plen != length - SERVER_IMAGE_HEADER_SIZE ||
+	    crc32(payload, plen) != hdr[SERVER_IMAGE_OFF_CRC32 / 4]) {
+		printf("server: uploaded server rejected (%lu bytes): bad header or CRC\n", (unsigned long)length);
+		host_port_error(HOST_ERR_BAD_SERVER);
+		host_port_clear(HOST_STATUS_BUSY_WRITE);
+		return;
+	}
+	printf("server: starting the uploaded server (%lu bytes)\n", (unsigned long)plen);
+	fflush(stdout);
+	host_port_clear(HOST_STATUS_BUSY_WRITE);
+	dcache_flush();
+	icache_flush();
+	((void (*)(void))payload)();
+	for (;;)
+		;
+}
+
+static void tensor_written(uint32_t length)
+{
+	tensor_valid_len = length;
+	host_port_clear(HOST_STATUS_BUSY_WRITE);
+}
+
+static void run_inference(void)
+{
+	if (!model.valid) {
+		host_port_error(HOST_ERR_NO_MODEL);
+	} else if (tensor_valid_len != model.input_bytes) {
+		printf("server: inference refused: input tensor has %lu bytes, the model needs %lu\n",
+		       (unsigned long)tensor_valid_len, (unsigned long)model.input_bytes);
+		host_port_error(HOST_ERR_BAD_LENGTH);
+	} else if (model.n_layers != 0) {
+		/* The op runtime (TensorEngine + PCORE kernels) is not in this
+		 * server yet: refuse models that have layers, loudly. */
+		printf("server: inference refused: this server runs no layers yet (model has %lu)\n",
+		       (unsigned long)model.n_layers);
+		host_port_error(HOST_ERR_BAD_MODEL);
+	} else {
+		/* A model without layers: the output is empty. */
+		host_port_set_rtensor((const volatile void *)TENSOR_WINDOW_BASE, 0);
+		host_port_set_rtimings(timings_us, 0);
+	}
+	host_port_clear(HOST_STATUS_WAIT_INFERENCE);
+}
+
+static void frame_acquired(uint32_t length)
+{
+	/* The frame is the input tensor; the host may also read it raw. */
+	tensor_valid_len = length;
+	if (model.valid && length != model.input_bytes)
+		host_port_error(HOST_ERR_SENSOR);
+	ztamMsgqWritePointer((void *)TENSOR_WINDOW_BASE);
+	ztamMsgqWriteInt((int)length);
+	host_port_clear(HOST_STATUS_WAIT_ACQUIRE);
+}
+
+void server_run(void)
+{
+	publish_spec();
+	host_port_set_rtimings(timings_us, 0);
+	printf("server: ready (%s host port)\n", host_port_qpi() ? "QPI" : "SPI");
+	for (;;) {
+		uint32_t code = (uint32_t)ztamMsgqReadInt();
+		uint32_t length = (uint32_t)ztamMsgqReadInt();
+		switch (code) {
+		case HOST_MSG_MODEL_DONE: model_written(length); break;
+		case HOST_MSG_SERVER_DONE: server_written(length); break;
+		case HOST_MSG_TENSOR_DONE: tensor_written(length); break;
+		case HOST_MSG_INFERENCE: run_inference(); break;
+		case HOST_MSG_ACQUIRE_DONE: frame_acquired(length); break;
+		default:
+			printf("server: unknown message %lu\n", (unsigned long)code);
+			break;
+		}
+	}
+}
