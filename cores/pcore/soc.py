@@ -120,6 +120,7 @@ class PCOREArray(LiteXModule):
         self.sync += [
             bus.ack.eq(0),
             If(core.start_valid & core.start_ready & ~self.te_start_valid, pending.eq(0)),
+            If(~(bus.cyc & bus.stb), phase.eq(0)),   # an abandoned access restarts
             If(bus.cyc & bus.stb & ~bus.ack,
                 If(~phase,
                     phase.eq(1)

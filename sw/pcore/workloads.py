@@ -86,7 +86,9 @@ def _act(relu):
 
 
 def convolution(config=None, rng=None, H=6, W=6, CIN=8, COUT=16, KH=3, KW=3, stride=(1, 1),
-                pad=(1, 1), NPIX=2, FRAC=8, BIAS=1, BN=1, RELU=1):
+                pad=(1, 1), NPIX=2, FRAC=8, BIAS=1, BN=1, RELU=1, full_range=False):
+    """``full_range``: inputs and weights over the whole int16 range, so the
+    accumulator wraps and every saturation is exercised."""
     c = config or SoCConfig()
     rng = rng or np.random.default_rng(1)
     defines = dict(KH=KH, KW=KW, CIN=CIN, COUT=COUT, NPIX=NPIX, FRAC=FRAC, BIAS=BIAS, BN=BN, RELU=RELU)
@@ -96,8 +98,9 @@ def convolution(config=None, rng=None, H=6, W=6, CIN=8, COUT=16, KH=3, KW=3, str
     slots = c.np * c.nt * NPIX
     if Ho * Wo > slots:
         raise ValueError(f"{Ho}x{Wo} output pixels do not fit {slots} thread slots")
-    x = _rand(rng, (H, W, CIN), -1024, 1024)
-    w = _rand(rng, (KH, KW, CIN, COUT), -256, 256)
+    xr, wr = ((DMIN, DMAX), (DMIN, DMAX)) if full_range else ((-1024, 1024), (-256, 256))
+    x = _rand(rng, (H, W, CIN), *xr)
+    w = _rand(rng, (KH, KW, CIN, COUT), *wr)
     bias = _rand(rng, (COUT,) if BIAS == 1 else (Ho, Wo, COUT), -2048, 2048)
     scale = _rand(rng, (COUT,), -512, 512)
     offset = _rand(rng, (COUT,), -2048, 2048)
@@ -141,7 +144,7 @@ def convolution(config=None, rng=None, H=6, W=6, CIN=8, COUT=16, KH=3, KW=3, str
     return wl
 
 
-def linear(config=None, rng=None, NIN=32, OB=1, NB=1, FRAC=8, BIAS=1, BN=1, RELU=1):
+def linear(config=None, rng=None, NIN=32, OB=1, NB=1, FRAC=8, BIAS=1, BN=1, RELU=1, full_range=False):
     c = config or SoCConfig()
     rng = rng or np.random.default_rng(2)
     defines = dict(NIN=NIN, OB=OB, NB=NB, FRAC=FRAC, BIAS=BIAS, BN=BN, RELU=RELU)
@@ -149,8 +152,8 @@ def linear(config=None, rng=None, NIN=32, OB=1, NB=1, FRAC=8, BIAS=1, BN=1, RELU
     wl = Workload(name, KERNELS / "linear.pcore", "linear", "exe", defines, c, *_images(c), {})
     blocks = c.np * c.nt
     NOUT = blocks * OB * c.vw
-    W = _rand(rng, (NOUT, NIN), -256, 256)
-    X = _rand(rng, (NIN, NB), -1024, 1024)
+    W = _rand(rng, (NOUT, NIN), *((DMIN, DMAX) if full_range else (-256, 256)))
+    X = _rand(rng, (NIN, NB), *((DMIN, DMAX) if full_range else (-1024, 1024)))
     bias = _rand(rng, (NOUT,) if BIAS == 1 else (NOUT, NB), -2048, 2048)
     scale = _rand(rng, (NOUT,), -512, 512)
     offset = _rand(rng, (NOUT,), -2048, 2048)
@@ -277,7 +280,10 @@ def standard(config=None):
         fit(lambda **k: convolution(c, **k), 6, 6),
         fit(lambda **k: convolution(c, rng=np.random.default_rng(11), **k), 5, 5,
              stride=(2, 1), pad=(0, 1), BIAS=2, BN=0, RELU=0),
+        fit(lambda **k: convolution(c, rng=np.random.default_rng(15), **k), 4, 4,
+            FRAC=4, BN=1, RELU=0, full_range=True),
         linear(c),
+        linear(c, rng=np.random.default_rng(16), NIN=16, FRAC=16, BIAS=1, BN=0, RELU=0, full_range=True),
         linear(c, rng=np.random.default_rng(12), NIN=24, OB=2, NB=3, BIAS=2, BN=0, RELU=1),
         fit(lambda **k: maxpool(c, **k), 8, 8),
         epilogue(c),

@@ -1,0 +1,88 @@
+"""Random PCORE programs for hardware-vs-ISS checking.
+
+Every vector operation with random operand kinds (registers, private and
+shared vectors and broadcasts, zero), random destinations, post-increments,
+a hardware loop, then all registers, the accumulator and the flags stored to
+private memory so that any difference becomes visible.  Programs the ISS
+traps (an address leaving its space) are drawn again.
+"""
+
+import copy
+
+from cores.pcore import isa
+from sw.pcore.iss import PcoreRuntimeError
+
+_SRC_KINDS = [isa.K_NONE, isa.K_REG, isa.K_REG, isa.K_PRIV, isa.K_PRIVB, isa.K_SHR, isa.K_SHRB]
+
+
+def _program(rng, config, length):
+    vw = config.vw
+    pwords, swords = config.pcore_private_words, config.pcore_shared_words
+    words = []
+    # a0..a3 private pointers, a4, a5 shared pointers, a6 spare, a7 result area
+    out_base = pwords - (isa.NUM_VREGS + 3) * vw
+    for r in range(4):
+        words.append(isa.encode_scalar("seta", r, imm=int(rng.integers(0, out_base // 2 // vw)) * vw
+                                       + (int(rng.integers(0, vw)) if rng.random() < 0.2 else 0)))
+        words.append(isa.encode_scalar("sets", r, imm=int(rng.choice([0, vw, vw, 2 * vw]))))
+    for r in (4, 5):
+        words.append(isa.encode_scalar("seta", r, imm=int(rng.integers(0, swords // 2 // vw)) * vw))
+        words.append(isa.encode_scalar("sets", r, imm=int(rng.choice([0, vw, 3 * vw]))))
+    words.append(isa.encode_scalar("seta", 7, imm=out_base))
+    words.append(isa.encode_scalar("sets", 7, imm=vw))
+
+    def src():
+        kind = int(rng.choice(_SRC_KINDS))
+        if kind == isa.K_REG:
+            return isa.Operand(kind, int(rng.integers(0, 8)))
+        if kind in (isa.K_PRIV, isa.K_PRIVB):
+            return isa.Operand(kind, int(rng.integers(0, 4)), bool(rng.random() < 0.4))
+        if kind in (isa.K_SHR, isa.K_SHRB):
+            return isa.Operand(kind, int(rng.integers(4, 6)), bool(rng.random() < 0.4))
+        return isa.Operand()
+
+    def body(n):
+        out = []
+        for _ in range(n):
+            op = str(rng.choice(list(isa.OP)))
+            a, b = src(), src()
+            if a.kind in (isa.K_SHR, isa.K_SHRB) and b.kind in (isa.K_SHR, isa.K_SHRB):
+                b = isa.Operand(isa.K_REG, int(rng.integers(0, 8)))
+            if rng.random() < 0.7:
+                dst = isa.Operand(isa.K_REG, int(rng.integers(0, 8)))
+            else:
+                dst = isa.Operand(isa.K_PRIV, int(rng.integers(0, 4)), bool(rng.random() < 0.4))
+            out.append(isa.encode_vector(op, dst, a, b, int(rng.integers(0, 32))))
+        return out
+
+    pre = body(length // 2)
+    words += pre
+    loop_body = body(length - length // 2) or body(1)
+    start = len(words) + 1
+    words.append(isa.encode_scalar("loop", imm=int(rng.integers(1, 4)), loop_end=start + len(loop_body) - 1))
+    words += loop_body
+    words.append(isa.encode_scalar("adda", 0, imm=int(rng.integers(0, 3)) * vw))
+    # Dump the thread state.
+    p7 = isa.Operand(isa.K_PRIV, 7, True)
+    for r in range(isa.NUM_VREGS):
+        words.append(isa.encode_vector("mov", p7, isa.Operand(isa.K_REG, r)))
+    words.append(isa.encode_vector("accr", p7, shift=0))
+    words.append(isa.encode_vector("accr", p7, shift=16))
+    words.append(isa.encode_vector("sel", p7, isa.Operand(isa.K_REG, 1), isa.Operand(isa.K_REG, 2)))
+    words.append(isa.encode_scalar("halt"))
+    return words
+
+
+def draw(rng, config, iss, process, length=24, np_=0, nt=0, tries=200):
+    """A program that runs without traps from the ISS's current state.
+    Returns (words, function word)."""
+    for _ in range(tries):
+        words = _program(rng, config, length)
+        trial = copy.deepcopy(iss)
+        trial.load(words)
+        try:
+            trial.run(isa.function_word(0, np_, nt), process, max_instructions=10_000)
+        except PcoreRuntimeError:
+            continue
+        return words, isa.function_word(0, np_, nt)
+    raise RuntimeError("could not draw a valid random program")
