@@ -4,13 +4,14 @@ Async first (cocotb testbenches await it); :class:`SyncDevice` runs each call
 to completion for the CLI and spidev.  Every operation follows the datasheet's
 sequences and checks the outcome:
 
-* reads (RID, RSpec, RTensor, RTimings) are followed by RERROR; a non-zero
-  cause is cleared with RStatus and raised as :class:`DeviceError`;
-* writes and actions poll until their status bit clears, each poll being
-  RERROR then RSTATUS.  RStatus clears the error bit *and* the cause, so the
-  cause must be read first; RERROR is not cleared by reading, and the cause
-  kept is the first error, so the pair reports the error that ended the
-  operation.
+* reads (RID, RSpec, RTensor, RTimings) are followed by RERROR; an error is
+  cleared with RStatus and raised as :class:`DeviceError`;
+* writes and actions poll RERROR until their status bit clears.  RERROR
+  carries the status bits and the cause in one word and clears nothing
+  (protocol.RERROR_STATUS_SHIFT); RStatus, which clears the error bit and
+  the cause, is read only to clear an error already seen.  Polling RERROR
+  then RStatus instead would lose the cause of an error the firmware raises
+  between the two reads.
 
 Time-outs are measured on the transport's clock (simulated time in cocotb,
 wall time with spidev).
@@ -20,8 +21,8 @@ import asyncio
 import inspect
 from dataclasses import dataclass
 
-from sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, WORD, Cmd, ErrorCause, Status, decode_spec,
-                              status_names)
+from sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, WORD, Cmd, ErrorCause, Status, decode_rerror,
+                              decode_spec, status_names)
 from sw.host.transport import Transport
 
 
@@ -109,10 +110,15 @@ class Device:
         """RStatus (clears the error bit and cause)."""
         return StatusWord(_u32(await self.transport.transaction(Cmd.RSTATUS, read_len=4)))
 
+    async def peek(self) -> tuple[StatusWord, object]:
+        """RERROR: (status word, cause) without clearing anything."""
+        status, cause = decode_rerror(_u32(await self.transport.transaction(Cmd.RERROR, read_len=4)))
+        return StatusWord(status), _cause(cause)
+
     async def error_cause(self):
-        """RERROR: the first error since the error bit was last cleared
+        """The first error since the error bit was last cleared
         (ErrorCause.NONE if none); not cleared by reading."""
-        return _cause(_u32(await self.transport.transaction(Cmd.RERROR, read_len=4)))
+        return (await self.peek())[1]
 
     async def clear_error(self):
         """Reads the cause, then clears it with RStatus; returns the cause."""
@@ -166,14 +172,15 @@ class Device:
         await self.wait_clear(Status.WAIT_ACQUIRE, Cmd.ACQUIRE, timeout)
 
     async def wait_clear(self, bit: Status, cmd: Cmd, timeout: float | None = None, detail=""):
-        """Poll (RERROR, RSTATUS) until ``bit`` clears; raise DeviceError when
-        the error bit shows, DeviceTimeout after ``timeout``."""
+        """Poll RERROR until ``bit`` clears; raise DeviceError (after clearing
+        the error with RStatus) when the error bit shows, DeviceTimeout after
+        ``timeout``."""
         timeout = self.timeout if timeout is None else timeout
         start = self.transport.now()
         while True:
-            cause = await self.error_cause()
-            status = await self.status()
+            status, cause = await self.peek()
             if status.error:
+                await self.status()
                 raise DeviceError(cmd, cause if cause != ErrorCause.NONE else None, status, detail)
             if not status.bit(bit):
                 return status
@@ -190,9 +197,10 @@ class Device:
         return data
 
     async def _check(self, cmd, detail=""):
-        cause = await self.error_cause()
-        if cause != ErrorCause.NONE:
-            raise DeviceError(cmd, cause, await self.status(), detail)
+        status, cause = await self.peek()
+        if status.error:
+            await self.status()
+            raise DeviceError(cmd, cause if cause != ErrorCause.NONE else None, status, detail)
 
     async def _write_chunked(self, cmd, data, timeout):
         data = self._data(data, _name(cmd).lower())

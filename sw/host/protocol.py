@@ -166,6 +166,7 @@ def c_header() -> str:
     for s in Status:
         lines.append(f"#define HOST_STATUS_{s.name:<15} (1u << {s.value})")
     lines.append(f"#define HOST_STATUS_BUSY_MASK       0x{BUSY_MASK:x}u")
+    lines.append(f"#define HOST_RERROR_STATUS_SHIFT    {RERROR_STATUS_SHIFT}  /* RERROR = cause | status << shift */")
     lines.append("")
     for e in ErrorCause:
         lines.append(f"#define HOST_ERR_{e.name:<16} {e.value}")
@@ -192,6 +193,23 @@ WINDOW_OF = {Cmd.WMODEL: Window.MODEL, Cmd.WSERVER: Window.SERVER, Cmd.WTENSOR: 
 # The status bit an action command sets until it completes.
 BUSY_BIT_OF = {Cmd.WMODEL: Status.BUSY_WRITE, Cmd.WSERVER: Status.BUSY_WRITE, Cmd.WTENSOR: Status.BUSY_WRITE,
                Cmd.INFERENCE: Status.WAIT_INFERENCE, Cmd.ACQUIRE: Status.WAIT_ACQUIRE}
+
+
+# RERROR word (tensorsoc extension): bits 7..0 = the error cause; bits 31..16
+# = bits 15..0 of the status word (busy bits, error bit), sampled together with
+# the cause; nothing is cleared.  A host polls RERROR alone and sees busy bits,
+# error bit and cause in one atomic word: with RERROR-then-RStatus polling an
+# error raised between the two reads would be cleared by RStatus unseen.
+RERROR_STATUS_SHIFT = 16
+
+
+def encode_rerror(status: int, cause: int) -> int:
+    return (int(cause) & 0xFF) | (status & 0xFFFF) << RERROR_STATUS_SHIFT
+
+
+def decode_rerror(word: int) -> tuple[int, int]:
+    """(status word bits 15..0, cause) of a RERROR word."""
+    return word >> RERROR_STATUS_SHIFT & 0xFFFF, word & 0xFF
 
 
 def clocks_per_byte(qpi: bool) -> int:

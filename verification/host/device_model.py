@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from sw.host.protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID,
                               DUMMY_CLOCKS, HW_TYPE_TENSORSOC, WINDOW_OF, WORD, Cmd, ErrorCause, Kind,
-                              Msg, Status, Window, clocks_per_byte, decode_command, encode_spec)
+                              Msg, Status, Window, clocks_per_byte, decode_command, encode_rerror,
+                              encode_spec)
 from sw.host.transport import Frame, FrameResult, Transport
 
 DEFAULT_WINDOWS = {Window.MODEL: 16 * 1024, Window.TENSOR: 4 * 1024, Window.SERVER: 8 * 1024}
@@ -282,7 +283,7 @@ class DeviceModel:
             self.error = False                    # cleared when the word is loaded
             self.cause = ErrorCause.NONE
         elif cmd == Cmd.RERROR:
-            payload = int(self.cause).to_bytes(4, "little")
+            payload = encode_rerror(self.status, self.cause).to_bytes(4, "little")
         elif cmd == Cmd.RID:
             payload = DEVICE_ID.to_bytes(4, "little")
         elif cmd == Cmd.RSPEC:
