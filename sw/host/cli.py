@@ -1,0 +1,98 @@
+"""`tsoc host`: talk to a tensorsoc device over Linux spidev.
+
+    tsoc host --spidev /dev/spidev0.0 [--qpi] [--msb-first] [--speed HZ] status
+    tsoc host --spidev /dev/spidev0.0 write-model model.bin
+    tsoc host --spidev /dev/spidev0.0 read-tensor 16 > out.bin
+"""
+
+import sys
+from pathlib import Path
+
+from sw.host.device import DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
+from sw.host.transport import TransportError
+
+
+def open_transport(args):
+    """The transport named by the arguments (replaced in tests)."""
+    from sw.host.spidev_transport import SpidevTransport
+    return SpidevTransport(args.spidev, qpi=args.qpi, msb_first=args.msb_first, speed_hz=args.speed)
+
+
+def _read_file(path):
+    from sw.cli import UserError
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise UserError(f"{path}: {e.strerror}") from None
+
+
+def _hexdump(data, out):
+    for off in range(0, len(data), 16):
+        out.write(f"{off:08x}  {data[off:off + 16].hex(' ')}\n")
+
+
+ACTIONS = {
+    "status": lambda dev, a, out: out.write(f"status {dev.status()}\n"),
+    "id": lambda dev, a, out: out.write(f"id 0x{dev.id():08x}\n"),
+    "spec": lambda dev, a, out: out.write("".join(f"{k:13} {v}\n" for k, v in dev.spec().items())),
+    "write-model": lambda dev, a, out: dev.write_model(_read_file(a.file), timeout=a.timeout),
+    "write-server": lambda dev, a, out: dev.write_server(_read_file(a.file), timeout=a.timeout),
+    "write-tensor": lambda dev, a, out: dev.write_tensor(_read_file(a.file), timeout=a.timeout),
+    "infer": lambda dev, a, out: dev.infer(timeout=a.timeout),
+    "read-tensor": lambda dev, a, out: _write_tensor_out(dev.read_tensor(a.nbytes), a, out),
+    "timings": lambda dev, a, out: out.write("".join(f"layer {i:3} {t:10} us\n"
+                                                     for i, t in enumerate(dev.timings(a.nlayers)))),
+}
+
+
+def _write_tensor_out(data, args, out):
+    if args.output:
+        Path(args.output).write_bytes(data)
+    else:
+        _hexdump(data, out)
+
+
+def run(args, out=None):
+    from sw.cli import UserError
+    out = out or sys.stdout
+    try:
+        transport = open_transport(args)
+    except TransportError as e:
+        raise UserError(str(e)) from None
+    try:
+        with SyncDevice(transport, timeout=args.timeout) as dev:
+            ACTIONS[args.action](dev, args, out)
+    except ProtocolUsageError as e:
+        raise UserError(str(e)) from None
+    except (DeviceError, DeviceTimeout, TransportError) as e:
+        raise UserError(f"{args.spidev}: {e}") from None
+    finally:
+        close = getattr(transport, "close", None)
+        if close:
+            close()
+    return 0
+
+
+def register(groups):
+    p = groups["top"].add_parser("host", help="talk to a tensorsoc device over SPI/QPI (Linux spidev)")
+    p.add_argument("--spidev", required=True, metavar="DEV", help="spidev node, e.g. /dev/spidev0.0")
+    p.add_argument("--qpi", action="store_true", help="4-bit QPI (the device's MISO strapped low at reset)")
+    p.add_argument("--msb-first", action="store_true", help="for a device built with the MSB-first option")
+    p.add_argument("--speed", type=int, default=10_000_000, metavar="HZ", help="SCLK frequency (default 10 MHz)")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                   help="seconds a write or inference may take (default 5)")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sub.add_parser("status", help="read the status word (clears the error bit)")
+    sub.add_parser("id", help="read the device ID")
+    sub.add_parser("spec", help="read the system spec")
+    for name, what in (("write-model", "model image"), ("write-server", "server firmware image"),
+                       ("write-tensor", "input tensor")):
+        sp = sub.add_parser(name, help=f"write a {what} from a file")
+        sp.add_argument("file")
+    sub.add_parser("infer", help="run an inference and wait for it")
+    sp = sub.add_parser("read-tensor", help="read N bytes of the output tensor (hex dump, or -o FILE)")
+    sp.add_argument("nbytes", type=int, metavar="N")
+    sp.add_argument("-o", "--output", metavar="FILE", help="write the bytes to FILE")
+    sp = sub.add_parser("timings", help="per-layer times of the last inference")
+    sp.add_argument("nlayers", type=int, metavar="N")
+    p.set_defaults(func=run)
