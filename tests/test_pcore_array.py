@@ -35,13 +35,20 @@ def test_add_pcore_array_to_a_litex_soc(tmp_path):
     from litex.soc.integration.soc_core import SoCMini
     from cores.pcore.soc import PCOREArray, add_pcore_array
 
+    from migen.genlib.io import CRG
+
     platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
     soc = SoCMini(platform, clk_freq=int(1e8))
-    array = add_pcore_array(soc, SoCConfig(), origin=0x9000_0000, build_dir=tmp_path)
+    soc.crg = CRG(platform.request("sys_clk"))
+    config = SoCConfig()
+    array = add_pcore_array(soc, config, origin=0x9000_0000, build_dir=tmp_path)
     assert isinstance(array, PCOREArray)
     assert soc.bus.regions["pcore"].origin == 0x9000_0000
     assert soc.bus.regions["pcore"].size == array.size
     assert any(str(tmp_path) in src[0] for src in platform.sources)
+    soc.finalize()
+    verilog = str(platform.get_verilog(soc))
+    assert verilog.count("tsoc_pcore_lane lane") == config.np * config.vw
 
 
 def test_register_map_doc_is_current():
