@@ -130,3 +130,13 @@ def test_cli_asm(tmp_path, capsys):
     assert main(["pcore", "asm", str(bad), "-o", str(img)]) == 1
     err = capsys.readouterr().err
     assert f"{bad}:3:" in err and "add takes 3 operand(s)" in err
+
+
+def test_mcore_preprocessor_reads_the_symbol_table():
+    """The MCORE preprocessor's reader accepts what the assembler writes."""
+    symbols = pytest.importorskip("sw.mcore.symbols")
+    p = assemble(sorted(KERNELS.glob("*.pcore")))
+    s = symbols.from_dict(p.symbols())
+    assert s.functions["convolution"]["exe"] == p.function("convolution", "exe")
+    coef = s.variables["convolution"]["coef"]
+    assert (coef.space, coef.addr, list(coef.dims)) == ("shared", 0, p.variable("convolution", "coef").dims)
