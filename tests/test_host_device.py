@@ -36,7 +36,7 @@ def cmds_sent(transport):
 def test_id_status_spec(qpi):
     model, t, dev = make(qpi)
     assert dev.id() == DEVICE_ID
-    assert dev.status().value == 0
+    assert dev.status().value == 0 and int(dev.status()) == 0 and str(dev.status()) == "0x00000000 [idle]"
     spec = dev.spec()
     assert spec["hw_type"] == HW_TYPE_TENSORSOC and spec["tiles"] == 1 and spec["input_bytes"] == 0
     assert dev.error_cause() == ErrorCause.NONE

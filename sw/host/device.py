@@ -80,6 +80,9 @@ class StatusWord:
     def error(self) -> bool:
         return self.bit(Status.ERROR)
 
+    def __int__(self):
+        return self.value
+
     def __str__(self):
         names = status_names(self.value)
         return f"0x{self.value:08x}" + (f" [{', '.join(names)}]" if names else " [idle]")
