@@ -74,6 +74,8 @@ class SoCBuild:
     headers, the firmware and the Verilog.  Subclasses name the SoC
     (``make_soc``): the simulation below, the FPGA boards in soc/bitstream.py."""
 
+    firmware_make_vars = ()   # extra VAR=value arguments of the firmware's make
+
     def __init__(self, config: SoCConfig, build_dir, log=print):
         self.config = config
         self.build_dir = Path(build_dir).resolve()
@@ -155,7 +157,7 @@ class SoCBuild:
     def compile_firmware(self):
         for link in ("rom", "ram"):
             cmd = ["make", "-s", "-C", str(FIRMWARE_DIR), f"GEN={self.include_dir}",
-                   f"OUT={self.firmware_dir}", f"LINK={link}"]
+                   f"OUT={self.firmware_dir}", f"LINK={link}", *self.firmware_make_vars]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode:
                 raise BuildError(f"firmware ({link}) failed to compile:\n{r.stdout}{r.stderr}")

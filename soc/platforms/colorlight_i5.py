@@ -43,7 +43,7 @@ _io = [
 
     # SPI/QPI host port on PMOD P3, in the Digilent SPI PMOD order for the top
     # row (pin 1 CS_N, 2 IO0/MOSI, 3 IO1/MISO, 4 SCLK) and IO2/IO3 on pins 7/8.
-    # Reserved for cores/host_spi: not yet connected in the bitstream.
+    # cores/host_spi drives them through soc/targets/host_spi_pins.py.
     ("host_spi", 0,
         Subsignal("clk",  Pins(PMOD_P3[3])),
         Subsignal("cs_n", Pins(PMOD_P3[0]), Misc("PULLMODE=UP")),

@@ -42,7 +42,7 @@ _io = [
     # J1 header's first three GP/GN pairs:
     #   SCLK = GP0, CS_N = GN0, IO0/MOSI = GP1, IO1/MISO = GN1,
     #   IO2 = GP2, IO3 = GN2.
-    # Reserved for cores/host_spi: not yet connected in the bitstream.
+    # cores/host_spi drives them through soc/targets/host_spi_pins.py.
     ("host_spi", 0,
         Subsignal("clk",  Pins("B11")),
         Subsignal("cs_n", Pins("C11"), Misc("PULLMODE=UP")),

@@ -11,6 +11,10 @@ from typing import Callable
 from soc.config import SoCConfig
 
 
+# The host protocol's fastest SCLK (inference-engine datasheet: 20 ns cycle).
+HOST_SCLK_MAX_FREQ = 50_000_000
+
+
 class TargetError(ValueError):
     pass
 
@@ -25,18 +29,22 @@ class BoardTarget:
     sdram_module: type              # litedram.modules class of the fitted SDRAM
     clkin_freq: int = 25_000_000    # board oscillator
     l2_cache_size: int = 8192       # LiteDRAM L2 cache (bytes, block RAM)
+    # LiteX defaults the L2 line to 128 bits: 16 byte-lane memories, one
+    # DP16KD each whatever the cache size.  32 bits: 4 block RAMs for 8 KiB.
+    l2_cache_min_data_width: int = 32
     cpu_variant: str = "standard"
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
     def make_soc(self, config: SoCConfig = None, rom_init=None):
         """The board's TensorSoC: VexRiscv, ROM firmware, UART, SDRAM main RAM
-        through LiteDRAM (initialised in gateware, see sdram_init.py) and the
-        PLL clock domains of crg.py.  The host SPI pins are reserved in the
-        platform ("host_spi") but not connected yet."""
+        through LiteDRAM (initialised in gateware, see sdram_init.py), the
+        SPI/QPI host port on the board's "host_spi" pins and the PLL clock
+        domains of crg.py."""
         from migen import If
         from litedram.phy import GENSDRPHY
         from soc.builder import quiet_litex
         from soc.targets.crg import ECP5CRG
+        from soc.targets.host_spi_pins import HostSPIPins
         from soc.targets.sdram_init import SDRAMInit
         from soc.tensorsoc import TensorSoC
 
@@ -53,10 +61,17 @@ class BoardTarget:
         if size != config.main_ram_size:
             raise TargetError(f"board {self.name}: main_ram_size={config.main_ram_size} but the "
                               f"{self.sdram_module.__name__} SDRAM holds {size} bytes; main RAM is the SDRAM")
-        soc.add_sdram("sdram", phy=soc.sdrphy, module=module, l2_cache_size=self.l2_cache_size)
+        soc.add_sdram("sdram", phy=soc.sdrphy, module=module, l2_cache_size=self.l2_cache_size,
+                     l2_cache_min_data_width=self.l2_cache_min_data_width)
         soc.sdram_init = SDRAMInit(soc.sdram.dfii, soc.sdrphy.settings, module.timing_settings,
                                    config.sys_clk_freq)
         # Hold the CPU in reset until the SDRAM is ready (this assignment
         # follows LiteX's own to cpu.reset, so it wins while init runs).
         soc.comb += If(~soc.sdram_init.done, soc.cpu.reset.eq(1))
+
+        # The host port; SCLK runs up to the datasheet's 50 MHz.
+        host_spi = platform.request("host_spi")
+        soc.host_pins = HostSPIPins(host_spi)
+        soc.add_host_port(soc.host_pins.pads, soc.host_pins.sensor_pads)
+        platform.add_period_constraint(host_spi.clk, 1e9 / HOST_SCLK_MAX_FREQ)
         return soc

@@ -48,3 +48,10 @@ class ECP5CRG(LiteXModule):
 
         # SDRAM clock: the phase-shifted clock through an output DDR register.
         self.specials += DDROutput(1, 0, platform.request("sdram_clock"), self.cd_sys_ps.clk)
+
+        # Constrain each domain on its own net (kept, so nextpnr reports it
+        # under the domain's name) rather than on nextpnr's derived PLL clocks.
+        for cd, freq in ((self.cd_sys, sys_clk_freq), (self.cd_sys_ps, sys_clk_freq),
+                         (self.cd_accel, accel_clk_freq)):
+            cd.clk.attr.add("keep")
+            platform.add_platform_command(f'FREQUENCY NET "{{clk}}" {freq / 1e6:g} MHz;', clk=cd.clk)

@@ -1,0 +1,212 @@
+"""FPGA board targets: every board elaborates and writes its gateware files
+(Verilog, pin constraints, build script) without running the tools; the
+SDRAM init gateware replays LiteDRAM's sequence; the report parser and the
+timing check."""
+
+import json
+import re
+
+import pytest
+
+from soc.builder import ROOT
+from soc.targets import TARGETS, TargetError, get
+
+BUILD = ROOT / "build" / "test" / "fpga"
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_board_elaborates(name):
+    """Firmware against the board's headers, Verilog, .lpf and build script."""
+    from soc.bitstream import BoardBuild
+    from verification.soc.runner import build_lock
+    target = get(name)
+    build = BoardBuild(target, build_dir=BUILD / f"{name}-elab", log=lambda *_: None)
+    with build_lock(build.build_dir):
+        build.generate()
+    gw = build.gateware_dir
+    verilog = (gw / "tensorsoc.v").read_text()
+    for instance in ("EHXPLLL", "VexRiscv", "ODDRX1F"):
+        assert instance in verilog, f"{name}: no {instance} in the Verilog"
+    # The firmware is in the ROM image LiteX writes beside the Verilog.
+    rom_words = (gw / "tensorsoc_rom.init").read_text().split()
+    fw = build.firmware_bin("rom").read_bytes()
+    assert int(rom_words[0], 16) == int.from_bytes(fw[:4], "little")
+    assert len(fw) <= target.config.rom_size
+
+    # Every pin of the host port, the UART and the SDRAM is constrained.
+    lpf = (gw / "tensorsoc.lpf").read_text()
+    located = dict(re.findall(r'LOCATE COMP "([^"]+)" SITE "([^"]+)"', lpf))
+    platform = target.make_platform()
+    for resource in ("host_spi", "serial", "sdram", "sdram_clock", "clk25", "rst_n"):
+        for pad_pins in _pins_of(platform, resource):
+            assert pad_pins in located.values(), f"{name}: pin {pad_pins} of {resource} not in the .lpf"
+    assert located["host_spi_clk"] and located["serial_tx"]
+    assert 'FREQUENCY NET "sys_clk"' in lpf and 'FREQUENCY NET "accel_clk"' in lpf
+    assert 'FREQUENCY PORT "host_spi_clk" 50.0 MHz' in lpf
+
+    # The generated headers describe the board: SDRAM main RAM of the config's size.
+    mem_h = (build.include_dir / "generated" / "mem.h").read_text()
+    size = int(re.search(r"#define MAIN_RAM_SIZE (0x[0-9a-fA-F]+)", mem_h).group(1), 16)
+    assert size == target.config.main_ram_size
+    assert "CSR_SDRAM_BASE" in (build.include_dir / "generated" / "csr.h").read_text()
+    script = (gw / "build_tensorsoc.sh").read_text()
+    assert "--report tensorsoc_nextpnr.json" in script and "ecppack" in script
+
+
+def _pins_of(platform, resource):
+    for name, number, *items in platform.constraint_manager.available:
+        if name != resource:
+            continue
+        for item in items:
+            for pin in getattr(item, "identifiers", []):
+                yield pin
+            for sub in getattr(item, "constraints", []):
+                for pin in getattr(sub, "identifiers", []):
+                    yield pin
+
+
+def test_board_config_must_match_sdram():
+    target = get("colorlight_i5")
+    with pytest.raises(TargetError, match="main_ram_size"):
+        target.make_soc(target.config.with_overrides(main_ram_size=4 * 1024 * 1024))
+
+
+def test_unknown_board():
+    with pytest.raises(TargetError, match="ulx3s"):
+        get("nexys")
+
+
+def test_cli_lists_boards(capsys):
+    from sw.cli import main
+    assert main(["bitstream", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in TARGETS:
+        assert name in out
+
+
+# SDRAM initialisation ---------------------------------------------------------
+
+def test_sdram_init_replays_litedram_sequence():
+    """Run SDRAMInit against a DFI interface and check every command, its
+    address, its order and the clocks that follow it."""
+    from migen import Signal
+    from migen.sim import run_simulation
+    from litedram.common import PhySettings
+    from litedram.modules import MT48LC16M16
+    from litedram.phy.dfi import Interface
+    from soc.targets.sdram_init import SDRAMInit
+
+    class FakeDFII:
+        def __init__(self):
+            self.ext_dfi = Interface(13, 2, 1, 16, 1)
+            self.ext_dfi_sel = Signal()
+
+    clk_freq = 1e6   # 200 us power-up wait = 200 clocks: a short simulation
+    module = MT48LC16M16(clk_freq, "1:1")
+    phy_settings = PhySettings(phytype="GENSDRPHY", memtype="SDR", databits=16, dfi_databits=16,
+                               nranks=1, nphases=1, rdphase=0, wrphase=0, cl=2, read_latency=3,
+                               write_latency=0)
+    dfii = FakeDFII()
+    dut = SDRAMInit(dfii, phy_settings, module.timing_settings, clk_freq)
+    phase = dfii.ext_dfi.phases[0]
+    seen = []     # (cycle, cmd bits, address, bank, cke)
+    state = {}
+
+    def monitor():
+        for cycle in range(sum(s[4] + 2 for s in dut.steps) + 10):
+            cs = (yield phase.cs_n) == 0
+            if cs:
+                cmd = ((yield phase.ras_n) == 0, (yield phase.cas_n) == 0, (yield phase.we_n) == 0)
+                seen.append((cycle, cmd, (yield phase.address), (yield phase.bank)))
+            if (yield dut.done):
+                state["done"] = cycle
+                state["sel_after"] = (yield dfii.ext_dfi_sel)
+                state["cke"] = (yield phase.cke)
+                return
+            assert (yield dfii.ext_dfi_sel) == 1
+            if (yield phase.cke) and "first_cke" not in state:
+                state["first_cke"] = cycle
+            yield
+
+    run_simulation(dut, monitor())
+    assert "done" in state, "SDRAMInit never finished"
+    assert state["sel_after"] == 0, "the controller must get the DFI back"
+    commands = [s for s in dut.steps if "cs" in s[3]]
+    assert len(seen) == len(commands)
+    for (cycle, (ras, cas, we), address, bank), (comment, want_addr, want_bank, flags, wait) in zip(seen, commands):
+        assert (ras, cas, we) == ("ras" in flags, "cas" in flags, "we" in flags), comment
+        assert (address, bank) == (want_addr, want_bank), comment
+    # Precharge all (A10), mode register with CL in bits 6:4, as LiteDRAM.
+    assert seen[0][2] & 0x400 and seen[0][1] == (True, False, True)
+    assert seen[-1][1] == (True, True, True) and (seen[-1][2] >> 4) & 7 == phy_settings.cl
+    # 200 us of CKE before the first command; commands spaced by their waits.
+    assert seen[0][0] - state["first_cke"] >= 200
+    for (c0, *_), (c1, *_), step in zip(seen, seen[1:], commands):
+        assert c1 - c0 > step[4] >= max(module.timing_settings.tRP, module.timing_settings.tRFC)
+    assert state["cke"] == 1
+
+
+# Report -----------------------------------------------------------------------
+
+NEXTPNR_REPORT = {
+    "utilization": {
+        "DP16KD": {"available": 56, "used": 30},
+        "MULT18X18D": {"available": 28, "used": 4},
+        "TRELLIS_COMB": {"available": 24288, "used": 8000},
+        "TRELLIS_FF": {"available": 24288, "used": 4000},
+    },
+    "fmax": {
+        "$glbnet$sys_clk": {"achieved": 59.12, "constraint": 50.0},
+        "$glbnet$host_spi_clk$TRELLIS_IO_IN": {"achieved": 88.9, "constraint": 50.0},
+        "$glbnet$accel_clk": {"achieved": 71.0, "constraint": 75.0},
+        "clk25$TRELLIS_IO_IN": {"achieved": 400.0, "constraint": 0},
+    },
+}
+
+NEXTPNR_LOG = """
+Info: Max frequency for clock '$glbnet$sys_clk': 48.00 MHz (FAIL at 50.00 MHz)
+Info: Max frequency for clock '$glbnet$sys_clk': 57.51 MHz (PASS at 50.00 MHz)
+Info: Max frequency for clock '$glbnet$host_spi_clk$TRELLIS_IO_IN': 120.00 MHz (PASS at 50.00 MHz)
+"""
+
+
+def test_parse_nextpnr_report():
+    from soc.bitstream import parse_nextpnr_report
+    util, fmax = parse_nextpnr_report(NEXTPNR_REPORT, ("sys", "sys_ps", "accel"))
+    assert util["DP16KD"] == {"used": 30, "available": 56}
+    by_domain = {c.domain: c for c in fmax}
+    assert set(by_domain) == {"sys", "accel", "host_spi_clk"}   # clk25: no constraint
+    assert by_domain["sys"].met and by_domain["sys"].achieved_mhz == 59.12
+    assert not by_domain["accel"].met
+    assert by_domain["accel"].slack_ns == pytest.approx(1e3 / 75 - 1e3 / 71)
+
+
+def test_parse_nextpnr_log_keeps_the_final_figure():
+    from soc.bitstream import parse_nextpnr_log
+    fmax = {c.domain: c for c in parse_nextpnr_log(NEXTPNR_LOG, ("sys",))}
+    assert fmax["sys"].achieved_mhz == 57.51 and fmax["sys"].met
+    assert fmax["host_spi_clk"].achieved_mhz == 120.0
+
+
+def test_timing_failure_fails_the_build(monkeypatch, capsys):
+    """A clock below its constraint: report written, exit status 1, the
+    failing domain named."""
+    from soc import bitstream
+    from sw.cli import main
+
+    def fake_tools(self):
+        report = json.loads(json.dumps(NEXTPNR_REPORT))
+        self.nextpnr_report.write_text(json.dumps(report))
+        self.bitstream.write_bytes(b"\xff" * 16)
+        return {"yosys": 1.0, "nextpnr-ecp5": 2.0, "ecppack": 0.1}
+
+    monkeypatch.setattr(bitstream.BoardBuild, "run_tools", fake_tools)
+    build_dir = BUILD / "colorlight_i5-timing"
+    status = main(["bitstream", "--board", "colorlight_i5", "--build-dir", str(build_dir)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "timing not met on colorlight_i5" in err and "accel reached 71.00 MHz < 75.00 MHz" in err
+    report = json.loads((build_dir / "report.json").read_text())
+    assert report["timing_met"] is False
+    assert report["utilisation"]["DP16KD"]["used"] == 30
+    assert "FAIL" in (build_dir / "report.txt").read_text()
