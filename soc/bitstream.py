@@ -105,10 +105,10 @@ class Report:
             if cell in self.utilisation:
                 u = self.utilisation[cell]
                 pct = 100 * u["used"] / u["available"] if u["available"] else 0
-                lines.append(f"    {name:<11} {u['used']:>7} / {u['available']:<7} ({pct:4.1f}%)")
+                lines.append(f"    {name:<14} {u['used']:>7} / {u['available']:<7} ({pct:4.1f}%)")
         lines.append("  Fmax")
         for c in self.fmax:
-            lines.append(f"    {c.domain:<11} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
+            lines.append(f"    {c.domain:<14} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
                          f"slack {c.slack_ns:+.2f} ns) {'PASS' if c.met else 'FAIL'}")
         for note in self.notes:
             lines.append(f"    note: {note}")

@@ -14,11 +14,11 @@ TARGET = BoardTarget(
     title="Colorlight i5 v7.0, ECP5 LFE5U-25F, 8 MiB SDR SDRAM",
     make_platform=ColorlightI5Platform,
     config=SoCConfig(
-        np=2, nt=4, vw=4,
+        np=1, nt=4, vw=4,
         main_ram_size=8 * 1024 * 1024,      # the SDRAM
         rom_size=32 * 1024,
         sram_size=8 * 1024,
-        scratch_size=16 * 1024,
+        scratch_size=8 * 1024,
         pcore_private_words=256,
         pcore_shared_words=1024,
         sys_clk_freq=50_000_000,

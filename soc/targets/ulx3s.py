@@ -15,7 +15,7 @@ TARGET = BoardTarget(
     title="Radiona ULX3S, ECP5 LFE5U-85F, 32 MiB SDR SDRAM",
     make_platform=lambda: ULX3SPlatform(device="LFE5U-85F"),
     config=SoCConfig(
-        np=8, nt=16, vw=8,
+        np=4, nt=8, vw=8,
         main_ram_size=32 * 1024 * 1024,     # the SDRAM
         rom_size=32 * 1024,
         sram_size=8 * 1024,
