@@ -342,6 +342,8 @@ def cmd_bitstream(args):
             c = t.config
             print(f"  {t.name:<14} {t.title}; NP={c.np} NT={c.nt} VW={c.vw}, sys {c.sys_clk_freq / 1e6:g} MHz, "
                   f"accel {t.accel_clk_freq / 1e6:g} MHz")
+            for note in t.notes:
+                print(f"  {'':<14} {note}")
         return 0 if args.list else 2
     try:
         target = get(args.board)
