@@ -15,7 +15,6 @@ APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev lib
 
 # make sim options
 TRACE      ?= 0
-MAX_CYCLES ?= 50000000
 SIM_ARGS   ?=
 ifeq ($(TRACE),1)
 SIM_ARGS += --trace $(BUILD)/sim/tensorsoc.fst
@@ -26,7 +25,7 @@ endif
 help: ## list the targets
 	@echo "tensorsoc targets:"
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "options: make sim TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst), MAX_CYCLES=N"
+	@echo "options: make sim TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst), SIM_ARGS='--qpi' (see .venv/bin/tsoc sim --help)"
 
 setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt packages (idempotent)
 
@@ -51,8 +50,8 @@ system-deps:
 	  || { echo "[setup] error: apt-get could not install:$$missing (install them by hand and re-run)"; exit 1; }; \
 	fi
 
-sim: setup ## build the SoC + firmware, simulate in Verilator, exit with the firmware's status
-	$(TSOC) sim --max-cycles $(MAX_CYCLES) $(SIM_ARGS)
+sim: setup ## build the SoC + firmware, simulate in Verilator, talk to it through its SPI port
+	$(TSOC) sim $(SIM_ARGS)
 
 test: setup ## run the test suite (unit tests, then the SoC simulation tests)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml

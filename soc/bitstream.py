@@ -165,11 +165,6 @@ def parse_nextpnr_log(text, domains=()):
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
-    # sw/firmware/platform.c leaves platform_exit's ``code`` unused when the
-    # SoC has no SimControl (every board): tolerate that one warning until
-    # the firmware marks it used.
-    firmware_make_vars = ("CC=riscv64-unknown-elf-gcc -Wno-error=unused-parameter",)
-
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target

@@ -47,20 +47,71 @@ def cmd_sim(args):
     from soc.builder import SimBuild, BuildError
     from sw.cli import UserError
     build = SimBuild(_config_from_args(args), args.build_dir)
+    if args.no_host or args.preload_server:
+        return _sim_firmware_only(build, args)
+    return _sim_through_host_port(build, args)
+
+
+def _sim_firmware_only(build, args):
+    """The C++ harness: the firmware boots and exits; no host."""
+    from soc.builder import BuildError
+    from sw.cli import UserError
     t0 = time.monotonic()
     try:
         build.generate()
         build.build_simulator()
     except BuildError as e:
         raise UserError(str(e))
-    t1 = time.monotonic()
-    print(f"[sim] build: {t1 - t0:.1f} s; running {build.simulator.name}"
-          + (f", waveform {args.trace}" if args.trace else ""), flush=True)
+    print(f"[sim] build: {time.monotonic() - t0:.1f} s; running {build.simulator.name} (no host: the firmware "
+          f"exits after its boot checks)" + (f", waveform {args.trace}" if args.trace else ""), flush=True)
     run_dir = None
     if args.preload_server:
         run_dir = build.prepare_run_dir(build.build_dir / "run-preloaded", build.server_image())
         print("[sim] server window preloaded with the RAM-linked firmware (as after WServer + reset)")
     return build.run(max_cycles=args.max_cycles, trace=args.trace, run_dir=run_dir)
+
+
+def _sim_through_host_port(build, args):
+    """cocotb: the host library drives the SPI/QPI pins (verification/soc/sim_main.py)."""
+    import xml.etree.ElementTree as ET
+    from soc.builder import BuildError
+    from sw.cli import UserError
+    from verification.soc.runner import cocotb_build, cocotb_test
+    t0 = time.monotonic()
+    waves = bool(args.trace)
+    print(f"[sim] building the SoC and its simulator{' (with waveforms)' if waves else ''}...", flush=True)
+    try:
+        runner = cocotb_build(build, waves=waves)
+    except BuildError as e:
+        raise UserError(str(e))
+    except Exception as e:   # the runner's build failed: its log says why
+        raise UserError(f"simulator build failed ({e}); see {build.build_dir}/cocotb*/build.log")
+    print(f"[sim] build: {time.monotonic() - t0:.1f} s; running the firmware with the host on the "
+          f"{'QPI' if args.qpi else 'SPI'} port", flush=True)
+    results = build.build_dir / "sim_results.xml"
+    env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": "0",
+           "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
+    try:
+        cocotb_test(runner, build, "verification.soc.sim_main", results, waves=waves, extra_env=env,
+                    trace_file=args.trace)
+    except SystemExit:
+        pass
+    except RuntimeError as e:
+        print(f"[sim] simulation failed: {e}", file=sys.stderr)
+        return 1
+    if not results.exists():
+        print("[sim] simulation ended without results", file=sys.stderr)
+        return 1
+    cases = ET.parse(results).getroot().findall(".//testcase")
+    failed = [c for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    if failed or not cases:
+        for c in failed:
+            node = c.find("failure") if c.find("failure") is not None else c.find("error")
+            print(f"[sim] FAILED: {node.get('message', '')}", file=sys.stderr)
+        return 1
+    if args.trace:
+        print(f"[sim] waveform: {args.trace}")
+    return 0
 
 
 def register(groups):
@@ -72,15 +123,21 @@ def register(groups):
     g.set_defaults(func=cmd_generate)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    s = top.add_parser("sim", help="build the SoC simulation with Verilator and run the firmware",
+    s = top.add_parser("sim", help="simulate the SoC in Verilator and talk to it through its SPI port",
                        description="Generate the SoC, compile the firmware, build the Verilator simulator "
-                                   "(only what changed) and run it until the firmware finishes. Exits with "
-                                   "the firmware's status (124 when --max-cycles is reached).")
+                                   "(only what changed), boot the firmware (banner, main-RAM test) and talk "
+                                   "to it only through the SPI/QPI host port with the host library: read RID "
+                                   "and RSpec and print them decoded. Exits 0 when all checks pass. With "
+                                   "--no-host, the C++ harness runs the firmware alone until it exits (its "
+                                   "status; 124 when --max-cycles is reached).")
     _add_config_args(s)
     s.add_argument("--trace", metavar="FILE.fst", help="write an FST waveform (open with GTKWave or Surfer)")
+    s.add_argument("--qpi", action="store_true", help="the host uses QPI (straps MISO low at reset) instead of SPI")
+    s.add_argument("--no-host", action="store_true",
+                   help="run the firmware alone in the fast C++ harness (exits after the boot checks)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,
-                   help="stop after this many cycles if the firmware has not finished (0: no limit)")
+                   help="--no-host: stop after this many cycles if the firmware has not finished (0: no limit)")
     s.add_argument("--preload-server", action="store_true",
-                   help="start with the RAM-linked firmware in the server window of main RAM, as a WServer "
-                        "upload followed by a reset leaves it: the ROM boot code checks and runs it")
+                   help="(implies --no-host) start with the RAM-linked firmware in the server window of main RAM, "
+                        "as a WServer upload followed by a reset leaves it: the ROM boot code checks and runs it")
     s.set_defaults(func=cmd_sim)

@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "soc.bitstream",
     "sw.mcore.cli",
     "sw.pcore.cli",
+    "sw.host.cli",
 ]
 
 

@@ -23,12 +23,10 @@ from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus, CSRStorage
 
 from cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
 from cores.host_spi.sensor import SensorDMA
-from sw.host.protocol import (ALIASES, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS, Cmd,
-                              ErrorCause, Kind, Msg, Status, Window)
+from sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS,
+                              RERROR_STATUS_SHIFT, Cmd, ErrorCause, Kind, Msg, Status, Window)
 
 _WRITE_WINDOW = {Cmd.WMODEL: Window.MODEL, Cmd.WSERVER: Window.SERVER, Cmd.WTENSOR: Window.TENSOR}
-# Commands that may come between two chunks of a WModel/WServer sequence.
-_SEQUENCE_NEUTRAL = (Cmd.RSTATUS, Cmd.RERROR, Cmd.RID, Cmd.RSPEC)
 
 
 class HostSPISlave(LiteXModule):
@@ -82,8 +80,10 @@ class HostSPISlave(LiteXModule):
         self.comb += [self._mode.fields.qpi.eq(qpi), self._mode.fields.msb_first.eq(int(msb_first))]
 
         self.phy = phy = HostSPIPHY(pads, qpi, msb_first=msb_first)
-        self.dma_w = dma_w = WishboneDMAWriter(self.wb_write)
-        self.dma_r = dma_r = WishboneDMAReader(self.wb_read, fifo_depth=4)
+        # Words are assembled in memory byte order already: LiteX's DMA swaps
+        # bytes for "little", so ask for "big" (no swap).
+        self.dma_w = dma_w = WishboneDMAWriter(self.wb_write, endianness="big")
+        self.dma_r = dma_r = WishboneDMAReader(self.wb_read, endianness="big", fifo_depth=4)
         self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
         self.msgq = msgq = stream.SyncFIFO([("code", 8), ("length", 32)], 8)
 
@@ -152,7 +152,7 @@ class HostSPISlave(LiteXModule):
                 cmd.eq(int(c)), known.eq(1), kind.eq(int(info.kind)),
                 fixed_len.eq(info.read_len or 0), dma_read.eq(info.kind == Kind.READ and info.read_len is None),
                 while_busy.eq(int(info.allowed_while_busy)), chunked.eq(int(info.chunked)),
-                neutral.eq(int(c in _SEQUENCE_NEUTRAL)),
+                neutral.eq(int(c in ALLOWED_IN_SEQUENCE)),
             ]
         cases["default"] = [cmd.eq(0), known.eq(0)]
         self.comb += Case(cmd_byte, cases)
@@ -204,8 +204,8 @@ class HostSPISlave(LiteXModule):
         fixed_word = Signal(32)
         tx_word = Signal(32)
         self.comb += [
-            Case(word_idx, {i: fixed_word.eq(words[i]) for i in range(4)}),
-            tx_word.eq(Mux(fsm_reading_fixed, fixed_word, cur_word)),
+            If(word_idx < (read_len >> 2), Case(word_idx, {i: fixed_word.eq(words[i]) for i in range(4)})),
+            tx_word.eq(Mux(fsm_reading_fixed, fixed_word, Mux(have_word, cur_word, 0))),
             phy.tx.epoch.eq(epoch),
             Case(byte_idx, {i: phy.tx.data.eq(tx_word[8 * i:8 * i + 8]) for i in range(4)}),
         ]
@@ -246,7 +246,8 @@ class HostSPISlave(LiteXModule):
             ).Elif(kind == Kind.READ,
                 Case(cmd, {
                     int(Cmd.RSTATUS): [NextValue(words[0], status), clear_error.eq(1)],
-                    int(Cmd.RERROR): NextValue(words[0], cause),
+                    # RERROR: cause | status << 16, nothing cleared (protocol.encode_rerror).
+                    int(Cmd.RERROR): NextValue(words[0], cause | (status[:16] << RERROR_STATUS_SHIFT)),
                     int(Cmd.RID): NextValue(words[0], DEVICE_ID),
                     int(Cmd.RSPEC): [NextValue(words[i], self._spec[i].storage) for i in range(4)],
                     int(Cmd.RTENSOR): [NextValue(rd_addr, self._rtensor_addr.storage[2:]),
@@ -284,10 +285,11 @@ class HostSPISlave(LiteXModule):
         # Fixed-length reads: up to four words from registers.
         fsm.act("READ_FIXED",
             drop_rx,
-            phy.tx.valid.eq(word_idx < (read_len >> 2)),
+            # Past the answer the host reads zeros (and gets BAD_LENGTH).
+            phy.tx.valid.eq(1),
             If(phy.tx.valid & phy.tx.ready,
                 NextValue(byte_idx, byte_idx + 1),
-                If(byte_idx == 3, NextValue(word_idx, word_idx + 1)),
+                If((byte_idx == 3) & (word_idx != 4), NextValue(word_idx, word_idx + 1)),
             ),
             If(end_mine, NextValue(clocks, end.clocks), end.ready.eq(1), NextState("READ_END")),
         )
@@ -300,7 +302,8 @@ class HostSPISlave(LiteXModule):
                 NextValue(rd_addr, rd_addr + 1),
                 NextValue(rd_left, rd_left - 1),
             ),
-            phy.tx.valid.eq(have_word),
+            # Past the answer (all words requested and consumed) the host reads zeros.
+            phy.tx.valid.eq(have_word | ((rd_left == 0) & (rd_out == 0))),
             If(phy.tx.valid & phy.tx.ready,
                 NextValue(byte_idx, byte_idx + 1),
                 If(byte_idx == 3, NextValue(have_word, 0)),
@@ -321,14 +324,13 @@ class HostSPISlave(LiteXModule):
             NextValue(rd_out, rd_out - (dma_r.source.valid & dma_r.source.ready)),
             If((rd_out == 0) | ((rd_out == 1) & dma_r.source.valid), NextState("READ_END")),
         )
-        data_clocks = Signal(32)
-        self.comb += data_clocks.eq(clocks - cmd_clocks - DUMMY_CLOCKS)
+        # Clocks after the command byte: the dummy clocks, then the data.
+        after_cmd = Signal(32)
+        self.comb += after_cmd.eq(clocks - cmd_clocks)
         fsm.act("READ_END",
-            If(clocks < cmd_clocks + DUMMY_CLOCKS,
-                If(read_len != 0, *raise_error(ErrorCause.BAD_LENGTH)),
-            ).Elif((data_clocks & byte_mask) != 0,
+            If((after_cmd & byte_mask) != 0,
                 *raise_error(ErrorCause.PARTIAL_BYTE),
-            ).Elif((data_clocks >> shift) != read_len,
+            ).Elif(after_cmd != DUMMY_CLOCKS + (read_len << shift),
                 *raise_error(ErrorCause.BAD_LENGTH),
             ),
             NextState("IDLE"),

@@ -203,7 +203,8 @@ class HostSPIPHY(LiteXModule):
                 dq_o.eq(0),
             ),
         ]
-        self.comb += [pads.dq_o.eq(dq_o), pads.dq_oe.eq(dq_oe)]
+        # Released as soon as CS_N rises (no SCLK edge follows the last bit).
+        self.comb += [pads.dq_o.eq(dq_o), pads.dq_oe.eq(Mux(pads.cs_n, 0, dq_oe))]
 
         # End of transaction (system clock) --------------------------------
         cs_sync = Signal(reset=1)

@@ -26,7 +26,7 @@ class SensorDMA(LiteXModule):
 
         # # #
 
-        self.dma = dma = WishboneDMAWriter(self.bus)
+        self.dma = dma = WishboneDMAWriter(self.bus, endianness="big")  # "big": no byte swap
         count = Signal(32)
         acc = Signal(32)
         word = Signal(30)

@@ -4,6 +4,7 @@
 
 void platform_exit(int code)
 {
+	(void)code;   /* only a simulation (SimControl) reports it */
 	fflush(stdout);
 	/* Let the UART drain before the simulation stops. */
 	for (int i = 0; i < 64 && !uart_txempty_read(); i++)

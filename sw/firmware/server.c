@@ -112,7 +112,10 @@ static void server_written(uint32_t length)
 
 static void tensor_written(uint32_t length)
 {
-	tensor_valid_len = length;
+	/* The gateware checked the length against the model's input size. */
+	tensor_valid_len = model.valid ? length : 0;
+	if (!model.valid)
+		host_port_error(HOST_ERR_NO_MODEL);
 	host_port_clear(HOST_STATUS_BUSY_WRITE);
 }
 
@@ -157,6 +160,8 @@ void server_run(void)
 	for (;;) {
 		uint32_t code = (uint32_t)ztamMsgqReadInt();
 		uint32_t length = (uint32_t)ztamMsgqReadInt();
+		/* The host port wrote main RAM behind the data cache's back. */
+		dcache_flush();
 		switch (code) {
 		case HOST_MSG_MODEL_DONE: model_written(length); break;
 		case HOST_MSG_SERVER_DONE: server_written(length); break;

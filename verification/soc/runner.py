@@ -1,7 +1,10 @@
 """Builds the simulation SoC's Verilog with Verilator through cocotb's Python
 runner and runs cocotb/pyuvm test modules on it."""
 
+import contextlib
+import fcntl
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -9,36 +12,107 @@ from soc.builder import SimBuild
 from verification.verilator import setup_env
 
 
-def cocotb_build(build: SimBuild, waves=False):
-    """Generates the SoC (headers, firmware, Verilog) and verilates it for cocotb."""
-    from cocotb_tools.runner import get_runner
-    setup_env()
-    build.generate()
-    runner = get_runner("verilator")
-    runner.build(
-        sources=build.verilog_sources(),
-        hdl_toplevel="tensorsoc",
-        build_dir=build.build_dir / "cocotb",
-        build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
-                    "-j", str(os.cpu_count() or 1)] + (["--trace-fst", "--trace-structs"] if waves else []),
-        waves=waves,
-        log_file=build.build_dir / "cocotb" / "build.log",
-    )
+@contextlib.contextmanager
+def build_lock(build_dir):
+    """Serialises builds of one folder across processes (two pytest sessions,
+    parallel regression workers): Verilator's make is not safe to run twice
+    in the same folder."""
+    build_dir = Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _fast_verilator_runner():
+    """cocotb's Verilator runner without ``--public-flat-rw``: that flag makes
+    every signal of the SoC visible to VPI and costs a 10x slower simulation.
+    The testbench needs the top-level ports (always visible) and the few
+    signals listed in PUBLIC_SIGNALS (a Verilator control file)."""
+    from cocotb_tools.runner import Verilator
+
+    class FastVerilator(Verilator):
+        def _build_command(self):
+            cmds = super()._build_command()
+            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            return cmds
+    runner = FastVerilator()
+    runner.log.setLevel(logging.WARNING)   # not every command it runs
     return runner
 
 
-def cocotb_test(runner, build: SimBuild, test_module, results_xml, waves=False, extra_env=None):
+# Internal signals the tests read: main RAM (window-bound checks).
+PUBLIC_SIGNALS = [("tensorsoc", "main_ram")]
+
+
+def _top_ports():
+    """Names of the simulation SoC's top-level ports (soc/platforms/sim.py)."""
+    from soc.platforms.sim import _io
+    names = []
+    for name, _, *subs in _io:
+        if subs and hasattr(subs[0], "name"):
+            names += [f"{name}_{sub.name}" for sub in subs]
+        else:
+            names.append(name)
+    return names
+
+
+def _control_file(build: SimBuild):
+    path = build.build_dir / "public.vlt"
+    lines = ["`verilator_config"]
+    lines += [f'public_flat_rw -module "tensorsoc" -var "{p}"' for p in _top_ports()]
+    lines += [f'public_flat_rd -module "{m}" -var "{v}"' for m, v in PUBLIC_SIGNALS]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cocotb_build(build: SimBuild, waves=False):
+    """Generates the SoC (headers, firmware, Verilog) and verilates it for cocotb."""
+    setup_env()
+    with build_lock(build.build_dir):
+        build.generate()
+        runner = _fast_verilator_runner()
+        _build(runner, build, waves)
+    return runner
+
+
+def sim_dir(build: SimBuild, waves=False):
+    """Folder of the cocotb simulator (a waveform-capable one apart: tracing
+    slows every run)."""
+    return build.build_dir / ("cocotb-waves" if waves else "cocotb")
+
+
+def _build(runner, build, waves):
+    runner.build(
+        sources=[_control_file(build)] + build.verilog_sources(),
+        hdl_toplevel="tensorsoc",
+        build_dir=sim_dir(build, waves),
+        build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
+                    "-j", str(os.cpu_count() or 1)] + (["--trace-fst", "--trace-structs"] if waves else []),
+        waves=waves,
+        log_file=sim_dir(build, waves) / "build.log",
+    )
+
+
+def cocotb_test(runner, build: SimBuild, test_module, results_xml, waves=False, extra_env=None, testcase=None,
+                trace_file=None):
     """Runs ``test_module`` in the gateware folder (where the ROM's .init file
     is); returns the path of the JUnit XML results."""
     env = {"TSOC_CONFIG_JSON": json.dumps(build.config.as_dict()),
+           "TSOC_BUILD_DIR": str(build.build_dir),
            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.update(extra_env or {})
     return runner.test(
         test_module=test_module,
         hdl_toplevel="tensorsoc",
-        build_dir=build.build_dir / "cocotb",
+        build_dir=sim_dir(build, waves),
         test_dir=build.gateware_dir,
+        test_args=["--trace-file", str(Path(trace_file).resolve())] if (waves and trace_file) else [],
         results_xml=str(Path(results_xml).resolve()),
         extra_env=env,
         waves=waves,
+        testcase=testcase,
     )

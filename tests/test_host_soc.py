@@ -1,0 +1,28 @@
+"""The SoC's host port through its pins: gateware + server firmware + host library."""
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.sim
+
+
+def run_host_tests(soc_build, name, extra_env=None, testcase=None):
+    from verification.soc.runner import cocotb_build, cocotb_test
+    runner = cocotb_build(soc_build)
+    results = Path(cocotb_test(runner, soc_build, "verification.soc.test_host",
+                               soc_build.build_dir / f"host_{name}.xml", extra_env=extra_env))
+    cases = ET.parse(results).getroot().findall(".//testcase")
+    assert cases, f"no test ran: see {results}"
+    failures = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    assert not failures, f"host-port tests failed: {failures}; see {results}"
+    return cases
+
+
+def test_host_port_spi(soc_build):
+    run_host_tests(soc_build, "spi")
+
+
+def test_host_port_qpi(soc_build):
+    run_host_tests(soc_build, "qpi", {"TSOC_HOST_QPI": "1"})

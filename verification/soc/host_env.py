@@ -1,0 +1,105 @@
+"""Shared pieces of the SoC-level host-port tests: boot the SoC with a host
+on its SPI/QPI pins, watch the console, drive the sensor port."""
+
+import json
+import os
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
+
+from soc.config import SoCConfig
+from sw.host.cocotb_transport import CocotbTransport
+from sw.host.device import Device
+from verification.soc.uart_agent import UartStreamBfm
+
+SKIP_MEMTEST = 1 << 0
+EXIT_AFTER_BOOT = 1 << 1
+
+
+def soc_config():
+    return SoCConfig(**json.loads(os.environ["TSOC_CONFIG_JSON"]))
+
+
+class Console:
+    """Collects the UART console into lines."""
+
+    def __init__(self, dut, echo=False):
+        self.echo = echo
+        self.bfm = UartStreamBfm(dut)
+        self.lines = []
+        self._partial = bytearray()
+        self._task = cocotb.start_soon(self._run())
+
+    async def _run(self):
+        self.bfm.start()
+        while True:
+            b = await self.bfm.bytes.get()
+            if b == ord("\n"):
+                line = self._partial.decode(errors="replace").rstrip("\r")
+                self.lines.append(line)
+                if self.echo:
+                    print(line, flush=True)
+                else:
+                    cocotb.log.info(f"console: {line}")
+                self._partial.clear()
+            else:
+                self._partial.append(b)
+
+    async def wait_for(self, text, timeout_ns=20_000_000, start=0):
+        """Waits until a console line (from index ``start``) contains ``text``."""
+        waited = 0
+        while True:
+            for line in self.lines[start:]:
+                if text in line:
+                    return line
+            if waited >= timeout_ns:
+                raise AssertionError(f"console never printed {text!r}; it printed:\n" + "\n".join(self.lines))
+            await Timer(10_000, unit="ns")
+            waited += 10_000
+
+
+class Sensor:
+    """Drives the sensor byte stream (valid/ready/data)."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        dut.sensor_valid.value = 0
+        dut.sensor_data.value = 0
+
+    async def send(self, data: bytes):
+        """Offers each byte until the port takes it (valid and ready at a
+        rising edge).  Drives at falling edges, so no write can race an
+        edge."""
+        clk = self.dut.sys_clk
+        await FallingEdge(clk)
+        for b in data:
+            self.dut.sensor_valid.value = 1
+            self.dut.sensor_data.value = b
+            while True:
+                await ReadOnly()
+                taken = int(self.dut.sensor_ready.value)
+                await RisingEdge(clk)
+                await FallingEdge(clk)
+                if taken:
+                    break
+        self.dut.sensor_valid.value = 0
+
+
+async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20.0, timeout=0.02, echo=False):
+    """Resets the SoC with the host's pins strapped for SPI or QPI and waits
+    for the server firmware; returns (Device, Console, Sensor)."""
+    cfg = soc_config()
+    Clock(dut.sys_clk, 1e9 / cfg.sys_clk_freq, unit="ns").start()
+    transport = CocotbTransport(dut, qpi=qpi, msb_first=msb_first, period_ns=period_ns)
+    transport.strap()
+    sensor = Sensor(dut)
+    dut.serial_sink_valid.value = 0
+    dut.serial_sink_data.value = 0
+    dut.sim_ctrl_boot_flags.value = flags
+    dut.sys_rst.value = 1
+    await ClockCycles(dut.sys_clk, 16)
+    dut.sys_rst.value = 0
+    console = Console(dut, echo=echo)
+    await console.wait_for("server: ready", timeout_ns=200_000_000)
+    return Device(transport, timeout=timeout), console, sensor

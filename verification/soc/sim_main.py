@@ -1,0 +1,52 @@
+"""`make sim`'s main job: boot the SoC, then talk to it only through its
+SPI/QPI host port with the host library, as a host processor would.
+
+Prints the console, RID and the decoded RSpec, and the simulation figures.
+Run by soc/cli.py (`tsoc sim`) through cocotb's runner; options come in
+environment variables (TSOC_SIM_QPI, TSOC_SIM_BOOT_FLAGS)."""
+
+import os
+import sys
+import time
+
+import cocotb
+from cocotb.utils import get_sim_time
+
+from sw.host.protocol import DEVICE_ID, RSPEC_LAYOUT
+from verification.soc.host_env import boot, soc_config
+
+
+def say(text=""):
+    print(text, flush=True)
+
+
+@cocotb.test()
+async def main(dut):
+    qpi = os.environ.get("TSOC_SIM_QPI", "0") == "1"
+    flags = int(os.environ.get("TSOC_SIM_BOOT_FLAGS", "0"), 0)
+    wall0 = time.monotonic()
+    cfg = soc_config()
+    dev, console, _ = await boot(dut, qpi=qpi, flags=flags, echo=True)
+    mode = "QPI" if qpi else "SPI"
+    say(f"[host] {mode} at {1e6 / dev.transport.period_ps:.0f} MHz SCLK (SoC clock {cfg.sys_clk_freq / 1e6:.0f} MHz)")
+    rid = await dev.id()
+    say(f"[host] RID   = 0x{rid:08x} ({'tensorsoc' if rid == DEVICE_ID else 'UNEXPECTED'})")
+    spec = await dev.spec()
+    say("[host] RSpec =")
+    labels = {"hw_type": "hardware type", "tiles": "tiles (PCOREs)", "internal_kib": "internal memory (KiB)",
+              "flash_kib": "flash (KiB)", "external_kib": "external memory (KiB)",
+              "input_bytes": "input tensor (bytes)", "output_bytes": "output tensor (bytes)"}
+    for _, size, name in RSPEC_LAYOUT:
+        value = spec[name]
+        extra = f" ('{chr(value)}': tensorsoc)" if name == "hw_type" and 32 <= value < 127 else ""
+        say(f"         {labels[name]:<24} {value}{extra}")
+    status = await dev.status()
+    say(f"[host] status = {status}")
+    cycles = round(get_sim_time(unit="ns") * cfg.sys_clk_freq / 1e9)
+    wall = time.monotonic() - wall0
+    say(f"[sim] {cycles} cycles ({cycles / cfg.sys_clk_freq * 1e3:.3f} ms at {cfg.sys_clk_freq / 1e6:.0f} MHz) "
+        f"in {wall:.2f} s wall: {cycles / wall / 1e6:.3f} MHz simulated")
+    memtest_ok = flags & 1 or any(l.startswith("memtest: PASS") for l in console.lines)
+    assert rid == DEVICE_ID, f"RID 0x{rid:08x}"
+    assert spec["tiles"] == cfg.np and spec["internal_kib"] == cfg.main_ram_size // 1024, spec
+    assert memtest_ok, "the boot memory test did not pass"

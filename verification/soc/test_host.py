@@ -1,0 +1,261 @@
+"""The host port end to end: the SoC's SPI/QPI slave gateware and its server
+firmware, driven by the host library through the simulated pins.
+
+Run by tests/test_host_soc.py, once in SPI and once in QPI mode
+(TSOC_HOST_QPI), and for the MSB-first build option (TSOC_HOST_MSB_FIRST).
+"""
+
+import json
+import os
+from pathlib import Path
+
+import cocotb
+
+from sw import model_image
+from sw.host.device import DeviceError
+from sw.host.protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
+                              decode_rerror)
+from verification.soc.host_env import boot, soc_config
+
+QPI = os.environ.get("TSOC_HOST_QPI", "0") == "1"
+MSB_FIRST = os.environ.get("TSOC_HOST_MSB_FIRST", "0") == "1"
+MODE = "QPI" if QPI else "SPI"
+
+
+async def start(dut, **kw):
+    return await boot(dut, qpi=QPI, msb_first=MSB_FIRST, **kw)
+
+
+async def expect_error(dev, cause):
+    """The error bit is set with ``cause``; RStatus clears it; the device then
+    answers RID correctly."""
+    status, got = await dev.peek()
+    assert status.error, f"error bit not set ({status}), expected {cause.name}"
+    assert got == cause, f"error cause {ErrorCause(got).name}, expected {cause.name}"
+    word = await dev.status()
+    assert word.error
+    status, got = await dev.peek()
+    assert not status.error and got == ErrorCause.NONE, "RStatus did not clear the error"
+    assert await dev.id() == DEVICE_ID
+
+
+def model(payload_len=600, input_bytes=64, output_bytes=0, n_layers=0, corrupt=False):
+    payload = bytes((7 * i + 3) & 0xFF for i in range(payload_len))
+    image = bytearray(model_image.build_image(payload, input_bytes, output_bytes, n_layers))
+    if corrupt:
+        image[-1] ^= 0x40
+    return bytes(image)
+
+
+def peek_ram(dut, byte_addr, nwords):
+    base = (byte_addr - 0x4000_0000) // 4
+    return [int(dut.main_ram[base + i].value) for i in range(nwords)]
+
+
+@cocotb.test()
+async def rid_and_spec(dut):
+    """RID and RSpec decoded; status idle; the firmware saw the right mode."""
+    dev, console, _ = await start(dut)
+    assert await dev.id() == DEVICE_ID
+    spec = await dev.spec()
+    cfg = soc_config()
+    assert spec == {"hw_type": HW_TYPE_TENSORSOC, "tiles": cfg.np, "internal_kib": cfg.main_ram_size // 1024,
+                    "flash_kib": 0, "external_kib": 0, "input_bytes": 0, "output_bytes": 0}
+    assert not (await dev.status()).busy
+    await console.wait_for(f"server: ready ({MODE} host port)")
+
+
+@cocotb.test()
+async def protocol_errors(dut):
+    """Each transport-level error sets the error bit with its cause and the
+    device answers the next command correctly."""
+    dev, _, _ = await start(dut)
+    t = dev.transport
+    await t.raw(0x55)                                   # unknown command
+    await expect_error(dev, ErrorCause.UNKNOWN_COMMAND)
+    await t.raw(0x00, read_len=4)                       # unknown, with clocks after it
+    await expect_error(dev, ErrorCause.UNKNOWN_COMMAND)
+    await t.raw(Cmd.RID, read_len=8)                    # too many bytes read
+    await expect_error(dev, ErrorCause.BAD_LENGTH)
+    await t.raw(Cmd.RSPEC, read_len=12)                 # too few
+    await expect_error(dev, ErrorCause.BAD_LENGTH)
+    await t.raw(Cmd.RID, read_len=0, dummy_clocks=8)    # CS released in the dummy clocks
+    await expect_error(dev, ErrorCause.BAD_LENGTH)
+    await t.partial(Cmd.RID, bits=4)                    # CS released inside the command byte
+    await expect_error(dev, ErrorCause.PARTIAL_BYTE)
+    await t.partial(Cmd.WTENSOR, write=b"\x01\x02\x03\x04", bits=8 + 20)   # ... inside a data byte
+    await expect_error(dev, ErrorCause.PARTIAL_BYTE)
+    await t.raw(Cmd.WTENSOR, write=b"\x01\x02\x03\x04\x05\x06")           # not a multiple of 4
+    await expect_error(dev, ErrorCause.BAD_LENGTH)
+    await t.raw(Cmd.INFERENCE, write=b"\0\0\0\0")        # data after an action command
+    await expect_error(dev, ErrorCause.BAD_LENGTH)
+    await t.raw(Cmd.INFERENCE, clocks=0)                 # CS pulse without a clock: nothing
+    status, cause = await dev.peek()
+    assert int(status) == 0 and cause == ErrorCause.NONE
+
+
+@cocotb.test()
+async def inference_without_model(dut):
+    dev, _, _ = await start(dut)
+    try:
+        await dev.infer()
+    except DeviceError as e:
+        assert e.cause == ErrorCause.NO_MODEL, e
+    else:
+        raise AssertionError("inference without a model did not fail")
+    assert await dev.id() == DEVICE_ID
+
+
+@cocotb.test()
+async def model_tensor_inference(dut):
+    """WModel in chunks (aliases too), RSpec reflects the model, WTensor length
+    checked against it, inference of a layer-less model, empty outputs."""
+    dev, console, _ = await start(dut)
+    for size in (600, 512 - model_image.HEADER_SIZE, 4):   # 3 chunks; 2 full + empty; 1 short
+        await dev.write_model(model(payload_len=size))
+        await console.wait_for("server: model loaded")
+    spec = await dev.spec()
+    assert spec["input_bytes"] == 64 and spec["output_bytes"] == 0
+    with_alias = model(payload_len=300, input_bytes=32)
+    await dev.transport.transaction(0x80, with_alias[:CHUNK_SIZE])   # datasheet example codes
+    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WMODEL)
+    await dev.transport.transaction(0x80, with_alias[CHUNK_SIZE:])
+    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WMODEL)
+    assert (await dev.spec())["input_bytes"] == 32
+    tensor = bytes(range(32))
+    await dev.transport.transaction(0x90, tensor)
+    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WTENSOR)
+    await dev.transport.raw(Cmd.WTENSOR, write=tensor + tensor)       # not the model's input size
+    await expect_error(dev, ErrorCause.BAD_LENGTH)
+    assert peek_ram(dut, soc_config().windows(0x4000_0000)["tensor"][0], 8) == \
+        [int.from_bytes(tensor[i:i + 4], "little") for i in range(0, 32, 4)]
+    await dev.write_tensor(tensor)
+    await dev.infer()
+    assert await dev.read_tensor(0) == b""
+    assert await dev.timings(0) == []
+    # A corrupt image is refused by the server, which keeps no model.
+    try:
+        await dev.write_model(model(corrupt=True))
+    except DeviceError as e:
+        assert e.cause == ErrorCause.BAD_MODEL, e
+    else:
+        raise AssertionError("corrupt model accepted")
+    await console.wait_for("model rejected: CRC mismatch")
+    assert (await dev.spec())["input_bytes"] == 0
+
+
+@cocotb.test()
+async def chunk_sequence_errors(dut):
+    dev, console, _ = await start(dut)
+    t = dev.transport
+    await t.raw(Cmd.WMODEL, write=bytes(CHUNK_SIZE + 4))          # chunk too long
+    await expect_error(dev, ErrorCause.CHUNK_TOO_LONG)
+    await t.transaction(Cmd.WMODEL, bytes(CHUNK_SIZE))             # sequence started...
+    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WMODEL)
+    await t.raw(Cmd.WTENSOR, write=bytes(4))                       # ...broken by a tensor write
+    await expect_error(dev, ErrorCause.BROKEN_SEQUENCE)
+    await t.transaction(Cmd.WSERVER, bytes(CHUNK_SIZE))
+    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WSERVER)
+    await t.raw(Cmd.WMODEL, write=bytes(4))                        # ... or by the other chunked write
+    await expect_error(dev, ErrorCause.BROKEN_SEQUENCE)
+    # After an aborted sequence a complete model loads from offset 0.
+    await dev.write_model(model(payload_len=700))
+    await console.wait_for("server: model loaded: 732 bytes")
+
+
+@cocotb.test(skip=not QPI)
+async def oversize_model_and_window_bounds(dut):
+    """A model larger than the model window: WINDOW_OVERFLOW, and nothing
+    outside the windows changes (checked through the RAM itself).  QPI only:
+    64 KiB at 4 bits a clock."""
+    dev, _, _ = await start(dut)
+    cfg = soc_config()
+    windows = cfg.windows(0x4000_0000)
+    below = windows["model"][0] - 0x4000_0000
+    before_low = peek_ram(dut, 0x4000_0000, below // 4)
+    before_tensor = peek_ram(dut, windows["tensor"][0], 64)
+    t = dev.transport
+    chunk = bytes([0xA5]) * CHUNK_SIZE
+    for i in range(cfg.model_window_size // CHUNK_SIZE):
+        await t.transaction(Cmd.WMODEL, chunk)
+        await dev.wait_clear(Status.BUSY_WRITE, Cmd.WMODEL)
+    await t.raw(Cmd.WMODEL, write=chunk)                          # one chunk too many
+    await expect_error(dev, ErrorCause.WINDOW_OVERFLOW)
+    assert peek_ram(dut, windows["tensor"][0], 64) == before_tensor, "write spilled into the tensor window"
+    assert peek_ram(dut, 0x4000_0000, below // 4) == before_low, "RAM below the windows changed"
+
+
+@cocotb.test()
+async def busy_acquire_and_sensor(dut):
+    """Acquire waits for the sensor: meanwhile every command but RStatus /
+    RError is refused with BUSY and writes nothing; the frame then becomes the
+    input tensor and can be read raw."""
+    dev, _, sensor = await start(dut)
+    await dev.write_model(model(input_bytes=64))
+    tensor_base = soc_config().windows(0x4000_0000)["tensor"][0]
+    await dev.write_tensor(bytes(64))
+    await dev.transport.transaction(Cmd.ACQUIRE)
+    status, _ = await dev.peek()
+    assert status.bit(Status.WAIT_ACQUIRE)
+    await dev.transport.raw(Cmd.RID, read_len=4)
+    await dev.transport.raw(Cmd.WTENSOR, write=bytes([0xFF]) * 64)
+    status, cause = await dev.peek()
+    assert status.error and cause == ErrorCause.BUSY
+    assert peek_ram(dut, tensor_base, 16) == [0] * 16, "a refused write changed the tensor window"
+    frame = bytes((5 * i + 1) & 0xFF for i in range(64))
+    await sensor.send(frame)
+    # The BUSY error raised meanwhile is still pending: clear it, then wait.
+    await dev.status()
+    for _ in range(50):
+        status, _ = await dev.peek()
+        if not status.bit(Status.WAIT_ACQUIRE):
+            break
+    assert not status.bit(Status.WAIT_ACQUIRE), "acquisition never finished"
+    assert await dev.read_frame(64) == frame
+    await dev.infer()
+
+
+@cocotb.test()
+async def wserver_upload(dut):
+    """WServer: the server checks the uploaded image and runs it; a corrupt
+    one is refused and the ROM server keeps serving."""
+    from soc.builder import SimBuild
+    build = SimBuild(soc_config(), os.environ["TSOC_BUILD_DIR"], log=lambda *_: None)
+    image = build.server_image()
+    dev, console, _ = await start(dut)
+    bad = bytearray(image)
+    bad[100] ^= 1
+    try:
+        await dev.write_server(bytes(bad))
+    except DeviceError as e:
+        assert e.cause == ErrorCause.BAD_SERVER, e
+    else:
+        raise AssertionError("corrupt server accepted")
+    assert await dev.id() == DEVICE_ID
+    n = len(console.lines)
+    await dev.write_server(image)
+    await console.wait_for("tensorsoc MCORE firmware (uploaded)", start=n)
+    await console.wait_for("server: ready", start=n)
+    assert await dev.id() == DEVICE_ID
+    assert (await dev.spec())["tiles"] == soc_config().np
+
+
+@cocotb.test()
+async def wtensor_throughput(dut):
+    """Sustained WTensor rate against the link's rate (SCLK 50 MHz)."""
+    dev, _, _ = await start(dut)
+    n = 8192
+    await dev.write_model(model(input_bytes=n))
+    t = dev.transport
+    t0 = t.now()
+    await dev.write_tensor(bytes(i & 0xFF for i in range(n)))
+    elapsed = t.now() - t0
+    link = (4 if QPI else 1) / (t.period_ps * 1e-12)
+    rate = n * 8 / elapsed
+    result = {"mode": MODE, "bytes": n, "seconds": elapsed, "bits_per_s": rate, "link_bits_per_s": link,
+              "efficiency": rate / link}
+    cocotb.log.info(f"WTensor {n} bytes in {MODE}: {rate / 1e6:.1f} Mbit/s of {link / 1e6:.0f} Mbit/s "
+                    f"({100 * rate / link:.1f}%, including the status poll)")
+    out = Path(os.environ["TSOC_BUILD_DIR"]) / f"wtensor_rate_{MODE.lower()}.json"
+    out.write_text(json.dumps(result, indent=1))
+    assert rate > 0.8 * link
