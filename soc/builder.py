@@ -58,14 +58,14 @@ def quiet_litex():
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def make_sim_soc(config: SoCConfig, rom_init=None, msb_first=False):
+def make_sim_soc(config: SoCConfig, rom_init=None):
     quiet_litex()
     from soc.platforms.sim import SimPlatform
     from soc.tensorsoc import TensorSoC
     platform = SimPlatform()
     soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim")
     soc.add_sim_control()
-    soc.add_host_port(platform.request("host_spi"), platform.request("sensor"), msb_first=msb_first)
+    soc.add_host_port(platform.request("host_spi"), platform.request("sensor"))
     return soc
 
 

@@ -141,3 +141,10 @@ def register(groups):
                    help="(implies --no-host) start with the RAM-linked firmware in the server window of main RAM, "
                         "as a WServer upload followed by a reset leaves it: the ROM boot code checks and runs it")
     s.set_defaults(func=cmd_sim)
+
+    b = groups["bench"].add_parser("host", help="host link: WTensor rate and the SoC:SCLK clock ratio needed",
+                                   description="Simulates the host port at SCLK 50 MHz in SPI and QPI with the "
+                                               "SoC clock swept, and reports the WTensor rate and the lowest "
+                                               "clock ratio at which all host-port checks pass.")
+    b.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
+    b.set_defaults(func=lambda args: __import__("verification.soc.bench_host", fromlist=["main"]).main(args))

@@ -34,6 +34,8 @@ class SoCConfig:
     server_window_size: int = 64 * 1024  # firmware uploaded with WServer
     tensor_window_size: int = 32 * 1024  # input tensor (WTensor / Acquire)
     model_window_size: int = 64 * 1024   # model image (WModel)
+    # Host port: bit order within bytes (0: LSB first as the datasheet says, 1: MSB first).
+    host_msb_first: int = 0
     # Clocks.
     sys_clk_freq: int = 100_000_000      # SoC clock (Hz)
     uart_baudrate: int = 115200
@@ -64,6 +66,8 @@ class SoCConfig:
         if windows + 16 * 1024 > self.main_ram_size:
             raise ConfigError(f"main_ram_size={self.main_ram_size}: the host windows take {windows} bytes "
                               f"and the firmware needs at least 16 KiB below them")
+        if self.host_msb_first not in (0, 1):
+            raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:
             raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
 

@@ -31,7 +31,7 @@ class TensorSoC(SoCCore):
 
     def __init__(self, platform, config: SoCConfig = DEFAULT, rom_init=None, uart_name="serial",
                  cpu_variant="standard", integrated_main_ram=True, crg=None):
-        self.config = config
+        self.tsoc_config = config   # (LiteX uses self.config for its own dict)
         SoCCore.__init__(self, platform, config.sys_clk_freq,
             ident                    = "tensorsoc",
             ident_version            = True,
@@ -75,8 +75,10 @@ class TensorSoC(SoCCore):
         if irq:
             self.irq.add(name, use_loc_if_exists=True)
 
-    def add_host_port(self, pads, sensor_pads, msb_first=False):
-        """The SPI/QPI host port (cores/host_spi/) with its DMA into the windows."""
+    def add_host_port(self, pads, sensor_pads, msb_first=None):
+        """The SPI/QPI host port (cores/host_spi/) with its DMA into the windows.
+        The bit order is the configuration's unless ``msb_first`` is given."""
+        msb_first = bool(self.tsoc_config.host_msb_first) if msb_first is None else msb_first
         from cores.host_spi.core import HostSPISlave
         from sw.host.protocol import Window
         windows = {Window.MODEL: self.windows["model"], Window.TENSOR: self.windows["tensor"],

@@ -12,7 +12,8 @@ def run_host_tests(soc_build, name, extra_env=None, testcase=None):
     from verification.soc.runner import cocotb_build, cocotb_test
     runner = cocotb_build(soc_build)
     results = Path(cocotb_test(runner, soc_build, "verification.soc.test_host",
-                               soc_build.build_dir / f"host_{name}.xml", extra_env=extra_env))
+                               soc_build.build_dir / f"host_{name}.xml", extra_env=extra_env,
+                               testcase=testcase))
     cases = ET.parse(results).getroot().findall(".//testcase")
     assert cases, f"no test ran: see {results}"
     failures = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
@@ -26,3 +27,15 @@ def test_host_port_spi(soc_build):
 
 def test_host_port_qpi(soc_build):
     run_host_tests(soc_build, "qpi", {"TSOC_HOST_QPI": "1"})
+
+
+def test_host_port_msb_first_build():
+    """The MSB-first build option, in SPI and QPI (a second SoC build)."""
+    from soc.builder import ROOT, SimBuild
+    from soc.config import DEFAULT
+    build = SimBuild(DEFAULT.with_overrides(host_msb_first=1), ROOT / "build" / "test" / "soc-msb",
+                     log=lambda *_: None)
+    for name, env in (("spi", {}), ("qpi", {"TSOC_HOST_QPI": "1"})):
+        cases = run_host_tests(build, f"msb_{name}", env,
+                               testcase=["rid_and_spec", "protocol_errors", "model_tensor_inference"])
+        assert len(cases) == 3

@@ -90,7 +90,10 @@ async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20
     """Resets the SoC with the host's pins strapped for SPI or QPI and waits
     for the server firmware; returns (Device, Console, Sensor)."""
     cfg = soc_config()
-    Clock(dut.sys_clk, 1e9 / cfg.sys_clk_freq, unit="ns").start()
+    # TSOC_SIM_SYS_PERIOD_NS runs the SoC clock at another rate than the
+    # configuration's (tsoc bench host: the SoC:SCLK ratio the port needs).
+    period = float(os.environ.get("TSOC_SIM_SYS_PERIOD_NS", 1e9 / cfg.sys_clk_freq))
+    Clock(dut.sys_clk, period, unit="ns").start()
     transport = CocotbTransport(dut, qpi=qpi, msb_first=msb_first, period_ns=period_ns)
     transport.strap()
     sensor = Sensor(dut)

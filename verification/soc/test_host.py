@@ -2,7 +2,7 @@
 firmware, driven by the host library through the simulated pins.
 
 Run by tests/test_host_soc.py, once in SPI and once in QPI mode
-(TSOC_HOST_QPI), and for the MSB-first build option (TSOC_HOST_MSB_FIRST).
+(TSOC_HOST_QPI), and on an SoC built with the MSB-first option.
 """
 
 import json
@@ -18,7 +18,7 @@ from sw.host.protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, Err
 from verification.soc.host_env import boot, soc_config
 
 QPI = os.environ.get("TSOC_HOST_QPI", "0") == "1"
-MSB_FIRST = os.environ.get("TSOC_HOST_MSB_FIRST", "0") == "1"
+MSB_FIRST = bool(soc_config().host_msb_first)   # a build option of the SoC
 MODE = "QPI" if QPI else "SPI"
 
 
@@ -70,6 +70,8 @@ async def protocol_errors(dut):
     """Each transport-level error sets the error bit with its cause and the
     device answers the next command correctly."""
     dev, _, _ = await start(dut)
+    low = soc_config().windows(0x4000_0000)["model"][0] - 0x4000_0000
+    before = peek_ram(dut, 0x4000_0000, low // 4)
     t = dev.transport
     await t.raw(0x55)                                   # unknown command
     await expect_error(dev, ErrorCause.UNKNOWN_COMMAND)
@@ -92,6 +94,7 @@ async def protocol_errors(dut):
     await t.raw(Cmd.INFERENCE, clocks=0)                 # CS pulse without a clock: nothing
     status, cause = await dev.peek()
     assert int(status) == 0 and cause == ErrorCause.NONE
+    assert peek_ram(dut, 0x4000_0000, low // 4) == before, "RAM below the host windows changed"
 
 
 @cocotb.test()
@@ -116,11 +119,23 @@ async def model_tensor_inference(dut):
         await console.wait_for("server: model loaded")
     spec = await dev.spec()
     assert spec["input_bytes"] == 64 and spec["output_bytes"] == 0
-    with_alias = model(payload_len=300, input_bytes=32)
-    await dev.transport.transaction(0x80, with_alias[:CHUNK_SIZE])   # datasheet example codes
-    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WMODEL)
-    await dev.transport.transaction(0x80, with_alias[CHUNK_SIZE:])
-    await dev.wait_clear(Status.BUSY_WRITE, Cmd.WMODEL)
+    # The datasheet's example: a 600-byte model with code 0x80: 256 + 256 + 88,
+    # "repeat 0x01 until the bottom bit is cleared" after each chunk.
+    with_alias = model(payload_len=600 - model_image.HEADER_SIZE, input_bytes=32)
+    assert len(with_alias) == 600
+    for i, chunk in enumerate((with_alias[:256], with_alias[256:512], with_alias[512:])):
+        await dev.transport.transaction(0x80, chunk)
+        if i == 2:
+            # The server is still checking the image (CRC): bit 0 shows busy,
+            # and a command other than RStatus/RError is refused meanwhile.
+            status, _ = await dev.peek()
+            assert status.bit(Status.BUSY_WRITE), f"bit 0 not seen while the model is checked ({status})"
+            await dev.transport.raw(Cmd.RID, read_len=4)
+            status, cause = await dev.peek()
+            assert cause == ErrorCause.BUSY, cause
+            await dev.status()
+        while (await dev.status()).bit(Status.BUSY_WRITE):
+            pass
     assert (await dev.spec())["input_bytes"] == 32
     tensor = bytes(range(32))
     await dev.transport.transaction(0x90, tensor)
@@ -231,6 +246,16 @@ async def wserver_upload(dut):
         assert e.cause == ErrorCause.BAD_SERVER, e
     else:
         raise AssertionError("corrupt server accepted")
+    # The datasheet's server example: 512 bytes with code 0x81 = 256 + 256 + an
+    # empty chunk (here not a valid image, so the server refuses it).
+    for chunk in (image[:256], image[256:512], b""):
+        await dev.transport.transaction(0x81, chunk)
+        while True:
+            status, cause = await dev.peek()
+            if not status.bit(Status.BUSY_WRITE):
+                break
+    assert cause == ErrorCause.BAD_SERVER, cause
+    await dev.status()
     assert await dev.id() == DEVICE_ID
     n = len(console.lines)
     await dev.write_server(image)
@@ -256,6 +281,6 @@ async def wtensor_throughput(dut):
               "efficiency": rate / link}
     cocotb.log.info(f"WTensor {n} bytes in {MODE}: {rate / 1e6:.1f} Mbit/s of {link / 1e6:.0f} Mbit/s "
                     f"({100 * rate / link:.1f}%, including the status poll)")
-    out = Path(os.environ["TSOC_BUILD_DIR"]) / f"wtensor_rate_{MODE.lower()}.json"
+    out = Path(os.environ.get("TSOC_RESULT_JSON") or Path(os.environ["TSOC_BUILD_DIR"]) / f"wtensor_rate_{MODE.lower()}.json")
     out.write_text(json.dumps(result, indent=1))
     assert rate > 0.8 * link

@@ -1,0 +1,66 @@
+"""`tsoc bench host`: the host link measured in simulation.
+
+For SPI and QPI at SCLK = 50 MHz (the datasheet's fastest), runs the SoC's
+host-port tests (RID/RSpec, every protocol error, the WTensor rate) with the
+SoC clock at several rates, and reports the sustained WTensor rate against
+the link's and the lowest SoC:SCLK clock ratio at which everything passes."""
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+SCLK_MHZ = 50.0
+SYS_MHZ = [100.0, 75.0, 62.5, 50.0, 40.0, 33.3]
+TESTS = ["rid_and_spec", "protocol_errors", "wtensor_throughput"]
+
+
+def run(build=None, sys_mhz=SYS_MHZ, log=print):
+    from soc.builder import SimBuild
+    from verification.soc.runner import cocotb_build, cocotb_test
+    build = build or SimBuild(log=lambda *_: None)
+    runner = cocotb_build(build)
+    rows = []
+    for mode in ("SPI", "QPI"):
+        for mhz in sys_mhz:
+            tag = f"{mode.lower()}_{mhz:g}"
+            xml = build.build_dir / f"bench_host_{tag}.xml"
+            rate_json = build.build_dir / f"bench_host_{tag}.json"
+            rate_json.unlink(missing_ok=True)
+            env = {"TSOC_HOST_QPI": "1" if mode == "QPI" else "0", "TSOC_SIM_SYS_PERIOD_NS": str(1e3 / mhz),
+                   "TSOC_RESULT_JSON": str(rate_json), "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
+            try:
+                cocotb_test(runner, build, "verification.soc.test_host", xml, extra_env=env, testcase=TESTS)
+            except (SystemExit, RuntimeError):
+                pass
+            cases = ET.parse(xml).getroot().findall(".//testcase") if xml.exists() else []
+            failed = [c.get("name") for c in cases if c.find("failure") is not None or c.find("error") is not None]
+            ok = len(cases) == len(TESTS) and not failed
+            rate = json.loads(rate_json.read_text()) if rate_json.exists() else None
+            row = {"mode": mode, "sys_mhz": mhz, "sclk_mhz": SCLK_MHZ, "ratio": mhz / SCLK_MHZ, "pass": ok,
+                   "failed": failed if cases else TESTS,
+                   "wtensor_mbit_s": rate and rate["bits_per_s"] / 1e6,
+                   "link_mbit_s": rate and rate["link_bits_per_s"] / 1e6}
+            rows.append(row)
+            log(f"  {mode}  SoC {mhz:6.1f} MHz  ratio {mhz / SCLK_MHZ:4.2f}  "
+                + (f"pass  WTensor {row['wtensor_mbit_s']:6.1f} of {row['link_mbit_s']:.0f} Mbit/s"
+                   if ok else f"FAIL ({', '.join(row['failed'])})"))
+    summary = {}
+    for mode in ("SPI", "QPI"):
+        passing = [r for r in rows if r["mode"] == mode and r["pass"]]
+        summary[mode] = {"min_ratio": min((r["ratio"] for r in passing), default=None),
+                         "wtensor_mbit_s_at_100mhz": next((r["wtensor_mbit_s"] for r in passing
+                                                            if r["sys_mhz"] == 100.0), None)}
+    return {"rows": rows, "summary": summary}
+
+
+def main(args):
+    log = print
+    log(f"[bench host] SCLK {SCLK_MHZ:g} MHz; SoC clock swept over {', '.join(f'{m:g}' for m in SYS_MHZ)} MHz")
+    result = run(log=log)
+    for mode, s in result["summary"].items():
+        log(f"[bench host] {mode}: lowest passing SoC:SCLK ratio {s['min_ratio']}, "
+            f"WTensor at 100 MHz {s['wtensor_mbit_s_at_100mhz']:.1f} Mbit/s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+        log(f"[bench host] wrote {args.json}")
+    return 0 if all(s["min_ratio"] is not None for s in result["summary"].values()) else 1
