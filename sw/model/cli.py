@@ -1,0 +1,170 @@
+"""`tsoc model check | compile | golden | decode | header`."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from soc.config import ConfigError, SoCConfig
+
+
+def _user_error(msg):
+    from sw.cli import UserError
+    return UserError(msg)
+
+
+def _config(args):
+    over = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        try:
+            over[key.strip()] = int(value, 0)
+        except ValueError:
+            raise _user_error(f"--set {item}: expected NAME=INTEGER (a soc/config.py field)") from None
+        if not sep:
+            raise _user_error(f"--set {item}: expected NAME=INTEGER")
+    try:
+        return SoCConfig().with_overrides(**over)
+    except ConfigError as e:
+        raise _user_error(str(e)) from None
+
+
+def _load(args):
+    from sw.model.frontend import load_model
+    from sw.model.yamlsrc import ModelError
+    try:
+        return load_model(args.file, _config(args))
+    except ModelError as e:
+        raise _user_error(str(e)) from None
+
+
+def _compile(model):
+    from sw.model.compiler import compile_model
+    from sw.model.yamlsrc import ModelError
+    try:
+        return compile_model(model)
+    except ModelError as e:
+        raise _user_error(str(e)) from None
+
+
+def cmd_check(args):
+    from sw.model.compiler import summary
+    model = _load(args)
+    image = _compile(model)
+    print(summary(model, image))
+    print(f"{args.file}: OK")
+    return 0
+
+
+def cmd_compile(args):
+    model = _load(args)
+    image = _compile(model)
+    Path(args.output).write_bytes(image)
+    print(f"{args.output}: {len(image)} bytes, {model.n_layers} layer(s), input {model.input_bytes} B, "
+          f"output {model.output_bytes} B")
+    return 0
+
+
+def _host_bytes(items, total, fixed_of, offset_of, padding_of):
+    from sw.model import layout as L
+    buf = bytearray(total)
+    for item in items:
+        t, arr = fixed_of(item)
+        data = np.asarray(L.device_to_host(arr, t.layout, padding_of(item)), dtype=np.int64).astype("<i2").tobytes()
+        buf[offset_of(item):offset_of(item) + len(data)] = data
+    return bytes(buf)
+
+
+def cmd_golden(args):
+    from verification.golden.cnn import dequantize, run
+    model = _load(args)
+    g = run(model)
+    out = Path(args.output or (Path(args.file).stem + "_golden"))
+    (out / "tensors").mkdir(parents=True, exist_ok=True)
+    (out / "input.bin").write_bytes(_host_bytes(model.inputs, model.input_bytes, lambda op: (op.h2c, g.fixed[op.h2c]),
+                                                lambda op: op.h2c_offset, lambda op: op.h2c_padding))
+    (out / "output.bin").write_bytes(_host_bytes(model.outputs, model.output_bytes,
+                                                 lambda op: (op.c2h, g.fixed[op.c2h]),
+                                                 lambda op: op.c2h_offset, lambda op: op.c2h_padding))
+    report = {"model": str(args.file), "frac_bits": model.frac_bits, "input_bytes": model.input_bytes,
+              "output_bytes": model.output_bytes, "inputs": [], "outputs": [], "layers": []}
+    for op in model.inputs:
+        t = op.h2c
+        np.save(out / "tensors" / f"input_{t.name}.npy", g.fixed[t])
+        report["inputs"].append({"name": t.name, "dims": list(t.dims), "offset": op.h2c_offset,
+                                 "source": str(t.source)})
+    for op, fixed, real in g.outputs:
+        t = op.c2h
+        np.save(out / "tensors" / f"output_{t.name}.npy", fixed)
+        np.save(out / "tensors" / f"float_{t.name}.npy", real)
+        err = dequantize(fixed, model.frac_bits) - real
+        report["outputs"].append({"name": t.name, "dims": list(t.dims), "offset": op.c2h_offset,
+                                  "max_abs_error": float(np.max(np.abs(err))),
+                                  "rms_error": float(np.sqrt(np.mean(err ** 2))),
+                                  "float_max_abs": float(np.max(np.abs(real)))})
+    for op in model.ops:
+        if op.kind != "stream":
+            err = g.error(op.res)
+            sat = int(np.sum(np.abs(g.fixed[op.res]) >= 32767))
+            report["layers"].append({"layer": op.layer, "op": op.type_name, "res": op.res.name,
+                                     "max_abs_error": float(np.max(np.abs(err))), "saturated": sat})
+            if args.all:
+                np.save(out / "tensors" / f"layer{op.layer}_{op.res.name}.npy", g.fixed[op.res])
+    (out / "golden.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"{out}: input.bin ({model.input_bytes} B), output.bin ({model.output_bytes} B), golden.json")
+    for o in report["outputs"]:
+        print(f"  output {o['name']} {o['dims']}: float vs Q{16 - model.frac_bits}.{model.frac_bits} "
+              f"max |error| {o['max_abs_error']:.5f}, rms {o['rms_error']:.5f} (float max |y| {o['float_max_abs']:.3f})")
+    for lay in report["layers"]:
+        if lay["saturated"]:
+            print(f"  warning: layer {lay['layer']} ({lay['res']}): {lay['saturated']} saturated value(s)")
+    return 0
+
+
+def cmd_decode(args):
+    from sw import model_image as mi
+    try:
+        d = mi.decode_image(Path(args.image).read_bytes())
+    except (OSError, mi.ModelImageError) as e:
+        raise _user_error(f"{args.image}: {e}") from None
+    d["consts"] = f"{len(d['consts'])} bytes"
+    print(json.dumps(d, indent=1))
+    return 0
+
+
+def cmd_header(args):
+    from sw import model_image as mi
+    text = mi.c_header()
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        print(text, end="")
+    return 0
+
+
+def register(groups):
+    p = groups["top"].add_parser("model", help="YAML CNN models: check, compile, golden outputs")
+    sub = p.add_subparsers(dest="model_command", metavar="COMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    def model_parser(name, help):
+        q = sub.add_parser(name, help=help)
+        q.add_argument("file", metavar="FILE.yaml")
+        q.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                       help="override a soc/config.py field (vw, main_ram_size, tensor_window_size, ...)")
+        return q
+
+    model_parser("check", "check every rule of a model and show its memory plan").set_defaults(func=cmd_check)
+    c = model_parser("compile", "compile a model into a model image (WModel)")
+    c.add_argument("-o", "--output", required=True, metavar="model.bin")
+    c.set_defaults(func=cmd_compile)
+    g = model_parser("golden", "write the golden inputs, expected outputs and float outputs")
+    g.add_argument("-o", "--output", metavar="DIR", help="output folder (default FILE_golden)")
+    g.add_argument("--all", action="store_true", help="also save every layer's result")
+    g.set_defaults(func=cmd_golden)
+    d = sub.add_parser("decode", help="print the header, tables and ops of a model image")
+    d.add_argument("image", metavar="model.bin")
+    d.set_defaults(func=cmd_decode)
+    h = sub.add_parser("header", help="the C header of the model image format (model_image.h)")
+    h.add_argument("-o", "--output", metavar="FILE")
+    h.set_defaults(func=cmd_header)

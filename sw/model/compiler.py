@@ -1,0 +1,132 @@
+"""Model compiler: a checked :class:`~sw.model.frontend.Model` -> model image.
+
+The image is ``sw/model_image.py``'s container (header, CRC-32) around a
+version-2 payload: tensor table, op table (inference ops in execution order,
+what the firmware runs), names and the constants in their memory layout.
+Constants loaded by the load sequences are stored as the device holds them
+(stream-padded lanes included, as 0), so the firmware uses them in place.
+"""
+
+import numpy as np
+
+from sw import model_image as mi
+from sw.model import layout as L
+from sw.model.yamlsrc import ModelError
+from verification.golden.cnn import tanh_shift, tanh_table
+
+
+def _tensor_entry(t):
+    d = list(t.dims) + [1] * (4 - len(t.dims))
+    return {"name": t.name, "region": mi.REGIONS[t.region], "layout": mi.LAYOUTS[t.layout],
+            "ndim": len(t.dims), "dim0": d[0], "dim1": d[1], "dim2": d[2], "dim3": d[3],
+            "aligned_dim": t.aligned, "offset": t.offset, "bytes": t.nbytes, "stream_padding": t.stream_padding}
+
+
+def _idx(t):
+    return mi.NONE if t is None else t.index
+
+
+def _op_entry(model, op):
+    e = {"layer": mi.NONE if op.layer is None else op.layer, "res": mi.NONE, "src_a": mi.NONE,
+         "src_b": mi.NONE, "bias": mi.NONE, "batch": mi.NONE, "tanh_table": mi.NONE}
+    if op.kind == "stream":
+        return e          # the caller fills the direction (a duplex stream gives two entries)
+    flags = (mi.FLAGS["BIAS"] * op.bias_en | mi.FLAGS["REPL_BIAS"] * (op.bias_en and op.repl_bias)
+             | mi.FLAGS["BATCH_NORM"] * op.bn_en)
+    t, b, l, r = op.pad
+    e.update(opcode=mi.OPCODES[{"conv": "CONV", "lin": "LIN", "maxpool": "MAXPOOL"}[op.kind]],
+             res=op.res.index, src_a=op.a.index, src_b=_idx(op.b), bias=_idx(op.bias if op.bias_en else None),
+             batch=_idx(op.batch if op.bn_en else None), flags=int(flags),
+             act=mi.ACTS[op.act] if op.kind != "maxpool" else mi.ACTS["identity"],
+             kernel_h=op.kernel[0], kernel_w=op.kernel[1], stride_h=op.stride[0], stride_w=op.stride[1],
+             pad_top=t, pad_bottom=b, pad_left=l, pad_right=r)
+    if op.kind != "maxpool" and op.act == "tanh":
+        e.update(tanh_table=model.tanh_table_offset, tanh_shift=tanh_shift(model.frac_bits))
+    return e
+
+
+def op_entries(model):
+    out = []
+    for op in model.ops:
+        if op.kind != "stream":
+            out.append(_op_entry(model, op))
+            continue
+        if op.c2h is not None:          # C2H first: a duplex stream sends before it receives
+            out.append(dict(_op_entry(model, op), opcode=mi.OPCODES["STREAM_OUT"], src_a=op.c2h.index,
+                            io_offset=op.c2h_offset, stream_padding=op.c2h_padding,
+                            io_bytes=op.c2h.host_elements(op.c2h_padding) * L.ELEMENT_BYTES))
+        if op.h2c is not None:
+            out.append(dict(_op_entry(model, op), opcode=mi.OPCODES["STREAM_IN"], res=op.h2c.index,
+                            io_offset=op.h2c_offset, stream_padding=op.h2c_padding,
+                            io_bytes=op.h2c.host_elements(op.h2c_padding) * L.ELEMENT_BYTES))
+    return out
+
+
+def _int16_bytes(values):
+    return np.asarray(values, dtype=np.int64).astype("<i2").tobytes()
+
+
+def constants(model):
+    buf = bytearray(model.const_bytes)
+    if model.tanh_table_offset is not None:
+        tab = _int16_bytes(tanh_table(model.frac_bits))
+        buf[model.tanh_table_offset:model.tanh_table_offset + len(tab)] = tab
+    for op in model.load_ops:
+        t = op.h2c
+        data = _int16_bytes(L.to_memory(t.raw, t.layout))
+        buf[t.offset:t.offset + len(data)] = data
+    return bytes(buf)
+
+
+def _model_words(model):
+    return {"frac_bits": model.frac_bits, "vw": model.vw, "arena_base": model.arena_base,
+            "arena_bytes": model.output_offset + model.output_bytes if model.output_bytes else model.arena_peak,
+            "output_offset": model.output_offset}
+
+
+def compile_model(model):
+    """The model image (bytes).  Raises ModelError when it does not fit the
+    model window, naming the load op whose constant crosses the limit."""
+    tensors = [_tensor_entry(t) for t in model.tensors]
+    ops = op_entries(model)
+    names = [t.name for t in model.tensors]
+    words = _model_words(model)
+    consts = constants(model)
+    payload = mi.encode_payload(tensors, ops, names, consts, words)
+    image = mi.build_image(payload, model.input_bytes, model.output_bytes, model.n_layers)
+    limit = model.config.model_window_size
+    if len(image) > limit:
+        overhead = len(image) - len(consts)
+        culprit = next((op for op in model.load_ops if overhead + op.h2c.offset + op.h2c.nbytes > limit), None)
+        where = f"{culprit.where()}, field 'res_dim'" if culprit else "model"
+        line = culprit.node.key_lines.get("res_dim", culprit.line) if culprit else None
+        raise ModelError(f"{where}: memory exhausted: the model image takes {len(image)} bytes "
+                         f"({len(consts)} of constants), the model window has {limit}", model.file, line)
+    return image
+
+
+def summary(model, image=None):
+    """Human-readable description of a checked (and compiled) model."""
+    lines = [f"{model.file}: {len(model.sequences)} sequence(s), {len(model.tensors)} tensor(s), "
+             f"{model.n_layers} layer(s), Q{16 - model.frac_bits}.{model.frac_bits}, VW={model.vw}"]
+    for s in model.sequences:
+        kind = "load (constants)" if s.is_load else "inference"
+        lines.append(f"  sequence '{s.name}' [{kind}]: {len(s.ops)} op(s)")
+    for op in model.ops:
+        if op.kind == "stream":
+            if op.c2h is not None:
+                lines.append(f"    C2H  {op.c2h.name} {list(op.c2h.dims)} -> output +{op.c2h_offset}")
+            if op.h2c is not None:
+                lines.append(f"    H2C  {op.h2c.name} {list(op.h2c.dims)} {op.h2c.layout} <- input +{op.h2c_offset} "
+                             f"({op.h2c.source})")
+        else:
+            lines.append(f"    L{op.layer:<3} {op.type_name:<13} {op.res.name} {list(op.res.dims)} "
+                         f"act={op.act if op.kind != 'maxpool' else '-'} arena +{op.res.offset}")
+    lines.append(f"  input {model.input_bytes} B (tensor window {model.config.tensor_window_size}), "
+                 f"output {model.output_bytes} B, constants {model.const_bytes} B, "
+                 f"arena peak {model.arena_peak} B of {model.output_offset} (+{model.output_bytes} outputs)")
+    if image is not None:
+        lines.append(f"  image {len(image)} B (model window {model.config.model_window_size}), "
+                     f"format version {mi.FORMAT_VERSION}")
+    lines += [f"  warning: {w}" for w in model.warnings]
+    return "\n".join(lines)

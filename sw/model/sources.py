@@ -1,0 +1,126 @@
+"""H2C data sources: where the values of a streamed tensor come from.
+
+* ``rand_gauss`` or ``rand_gauss(mean, std)``: normal values (default mean 0,
+  std 1), reproducible: the generator is seeded with the model's ``seed`` and
+  the CRC-32 of ``sequence/tensor``, so a tensor's values do not change when
+  other tensors are added or reordered.
+* ``lin_index``: the raw int16 values 0, 1, 2, ... in stream order (wrapping
+  at 32767 -> -32768): the real values are ``index * 2**-frac_bits``.
+* ``file.csv\\line_name``: the CSV line whose first cell is ``line_name``; the
+  other cells are real numbers in stream order.  The file is resolved relative
+  to the YAML file's folder.
+
+Real values are quantised to Q.frac by ``verification.golden.cnn.quantize``.
+Every source yields exactly the elements the host sends (stream order: the
+tensor's memory order without padded lanes).
+"""
+
+import csv
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from verification.golden.cnn import quantize
+
+_GAUSS = re.compile(r"^rand_gauss\s*(?:\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\))?$")
+_CSV = re.compile(r"^(?P<file>[^\\]+\.csv)\\(?P<line>.+)$")
+
+
+class SourceError(ValueError):
+    """Message without location: the caller adds sequence, op and field."""
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str                    # "rand_gauss", "lin_index", "csv"
+    mean: float = 0.0
+    std: float = 1.0
+    file: str = ""
+    line_name: str = ""
+
+    def __str__(self):
+        if self.kind == "rand_gauss":
+            return f"rand_gauss({self.mean:g}, {self.std:g})"
+        if self.kind == "csv":
+            return f"{self.file}\\{self.line_name}"
+        return self.kind
+
+
+def parse(text):
+    text = text.strip()
+    if text == "lin_index":
+        return Source("lin_index")
+    m = _GAUSS.match(text)
+    if m:
+        if m.group(1) is None:
+            return Source("rand_gauss")
+        try:
+            mean, std = float(m.group(1)), float(m.group(2))
+        except ValueError:
+            raise SourceError(f"rand_gauss(mean, std) needs two numbers, got {text!r}") from None
+        if not (math.isfinite(mean) and math.isfinite(std)) or std < 0:
+            raise SourceError(f"rand_gauss(mean, std) needs a finite mean and std >= 0, got {text!r}")
+        return Source("rand_gauss", mean, std)
+    m = _CSV.match(text)
+    if m:
+        return Source("csv", file=m.group("file").strip(), line_name=m.group("line").strip())
+    raise SourceError(f"unknown data source {text!r}: expected rand_gauss, rand_gauss(mean, std), "
+                      "lin_index or file.csv\\line_name")
+
+
+class CsvCache:
+    """CSV files of one model, each read once: {line_name: (line, cells)}."""
+
+    def __init__(self, base_dir):
+        self.base_dir = Path(base_dir)
+        self.files = {}
+
+    def line(self, file, name):
+        path = self.base_dir / file
+        if path not in self.files:
+            if not path.is_file():
+                raise SourceError(f"CSV file {file!r} not found (looked in {self.base_dir})")
+            lines = {}
+            try:
+                with open(path, newline="") as f:
+                    reader = csv.reader(f)
+                    for row in reader:
+                        lineno = f"{path.name}:{reader.line_num}"
+                        if row and row[0].strip() and not row[0].lstrip().startswith("#"):
+                            lines.setdefault(row[0].strip(), (lineno, row[1:]))
+            except (OSError, UnicodeDecodeError, csv.Error) as e:
+                raise SourceError(f"CSV file {file!r} cannot be read: {e}") from None
+            self.files[path] = lines
+        lines = self.files[path]
+        if name not in lines:
+            known = ", ".join(sorted(lines)[:8]) or "none"
+            raise SourceError(f"CSV file {file!r} has no line named {name!r} (lines: {known})")
+        return lines[name]
+
+
+def values(src, n, frac, seed, key, csv_cache):
+    """``n`` host-side elements: (raw int64 Q.frac values, real float64 values)."""
+    if src.kind == "lin_index":
+        raw = (np.arange(n, dtype=np.int64) + 32768) % 65536 - 32768
+        return raw, raw / float(1 << frac)
+    if src.kind == "rand_gauss":
+        rng = np.random.default_rng([seed, zlib.crc32(key.encode())])
+        real = rng.normal(src.mean, src.std, n)
+    else:
+        where, cells = csv_cache.line(src.file, src.line_name)
+        cells = [c.strip() for c in cells]
+        while cells and cells[-1] == "":
+            cells.pop()
+        if len(cells) != n:
+            raise SourceError(f"{where}: line {src.line_name!r} has {len(cells)} values, the stream needs {n}")
+        try:
+            real = np.array([float(c) for c in cells], dtype=np.float64)
+        except ValueError as e:
+            raise SourceError(f"{where}: line {src.line_name!r}: {e}") from None
+        if not np.all(np.isfinite(real)):
+            raise SourceError(f"{where}: line {src.line_name!r} holds a value that is not finite")
+    return quantize(real, frac), real
