@@ -1,0 +1,1 @@
+"""The TensorEngine: executes the MCORE's tensor instructions (docs/tensor_engine.md)."""

@@ -1,0 +1,116 @@
+"""Address generation for one side of a tensor transfer.
+
+A side is up to ``MAX_LEVELS`` nested loops (docs/tensor_semantics.md).  The
+decoder stores them in *slots* ordered innermost first; for a destination,
+broadcast levels (``[*]``) occupy the lowest slots so that every element is
+written at all their indices before the next element is taken.  Unused slots
+have count 1 and never carry.
+
+Per element the generator presents, from registers only:
+
+* ``addr``: ``base + sum(i_l * step_l)`` modulo 2**32, kept as a stack of
+  partial sums (``sa[l]`` = address with every slot below ``l`` at 0) so an
+  advance is one add whatever level carries;
+* ``oob``: a checked level index outside ``0 .. bound-1`` or the overlap
+  offset outside ``0 .. ovl_limit-1``;
+* ``first``: all broadcast slots at index 0 (a new source element is due);
+* ``last``: every slot at its final iteration.
+"""
+
+from functools import reduce
+from operator import and_, or_
+
+from migen import *
+
+from sw.mcore import isa
+
+LEVELS = isa.MAX_LEVELS
+IDX_BITS = 48   # dimension indices and overlap offsets: exact for any practical transfer
+
+
+class SideRegs:
+    """A decoded side: what the decoder writes and the generator reads."""
+
+    def __init__(self):
+        self.space = Signal(3)
+        self.dtype = Signal(2)
+        self.base = Signal(32)
+        self.ovl_en = Signal()
+        self.ovl_start = Signal((IDX_BITS, True))
+        self.ovl_limit = Signal(32)
+        self.nbcast = Signal(4)      # broadcast slots (the lowest ones)
+        self.count = [Signal(32, reset=1) for _ in range(LEVELS)]
+        self.step = [Signal((32, True)) for _ in range(LEVELS)]
+        self.start = [Signal((32, True)) for _ in range(LEVELS)]
+        self.stride = [Signal((32, True)) for _ in range(LEVELS)]
+        self.bound = [Signal(32) for _ in range(LEVELS)]
+        self.chk = [Signal() for _ in range(LEVELS)]
+        self.ovl = [Signal() for _ in range(LEVELS)]
+
+
+class AddressGenerator(Module):
+    def __init__(self, side):
+        self.load = Signal()       # in: start a new walk (side registers stable)
+        self.valid = Signal()      # out: an element is presented
+        self.ready = Signal()      # in: the element is consumed, advance
+        self.addr = Signal(32)
+        self.oob = Signal()
+        self.first = Signal()
+        self.last = Signal()
+
+        # # #
+
+        n = LEVELS
+        i = [Signal(32) for _ in range(n)]
+        sa = [Signal(32) for _ in range(n)]
+        go = [Signal((IDX_BITS, True)) for _ in range(n)]
+        idx = [Signal((IDX_BITS, True)) for _ in range(n)]
+        at_end = [Signal() for _ in range(n)]
+        sel = [Signal() for _ in range(n)]      # the slot that increments
+        below = [Signal() for _ in range(n)]    # a slot under the incrementing one: rewinds
+        nsa = [Signal(32) for _ in range(n)]
+        ngo = [Signal((IDX_BITS, True)) for _ in range(n)]
+        carry_sa = Signal(32)
+        carry_go = Signal((IDX_BITS, True))
+        running = Signal()
+
+        for l in range(n):
+            self.comb += [
+                at_end[l].eq(i[l] == side.count[l] - 1),
+                sel[l].eq(~at_end[l] & reduce(and_, [at_end[k] for k in range(l)], 1)),
+                below[l].eq(reduce(or_, [sel[j] for j in range(l + 1, n)], 0)),
+                nsa[l].eq(sa[l] + side.step[l]),
+                ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0)),
+                If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])),
+            ]
+
+        bound_oob = []
+        for l in range(n):
+            b = Signal((IDX_BITS, True))
+            o = Signal()
+            self.comb += [b.eq(side.bound[l]), o.eq(side.chk[l] & ((idx[l] < 0) | (idx[l] >= b)))]
+            bound_oob.append(o)
+        limit = Signal((IDX_BITS, True))
+        ovl_oob = Signal()
+        self.comb += [
+            limit.eq(side.ovl_limit),
+            ovl_oob.eq(side.ovl_en & ((go[0] < 0) | (go[0] >= limit))),
+            self.valid.eq(running),
+            self.addr.eq(sa[0]),
+            self.oob.eq(reduce(or_, bound_oob) | ovl_oob),
+            self.last.eq(reduce(and_, at_end)),
+            self.first.eq(reduce(and_, [(side.nbcast <= l) | (i[l] == 0) for l in range(n)])),
+        ]
+
+        advance = running & self.ready
+        self.sync += If(self.load, running.eq(1)).Elif(advance & self.last, running.eq(0))
+        for l in range(n):
+            self.sync += [
+                If(self.load,
+                    i[l].eq(0), sa[l].eq(side.base), go[l].eq(side.ovl_start), idx[l].eq(side.start[l]),
+                ).Elif(advance & sel[l],
+                    i[l].eq(i[l] + 1), sa[l].eq(nsa[l]), go[l].eq(ngo[l]), idx[l].eq(idx[l] + side.stride[l]),
+                ).Elif(advance & below[l],
+                    i[l].eq(0), sa[l].eq(carry_sa), go[l].eq(carry_go), idx[l].eq(side.start[l]),
+                )
+            ]

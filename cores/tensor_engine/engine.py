@@ -1,0 +1,595 @@
+"""``TensorEngineCore``: decoder, address generators, reader and writer.
+
+Plain Migen; ``cores/tensor_engine/core.py`` wraps it with the CSRs the MCORE
+uses.  docs/tensor_engine.md describes the ports and the micro-architecture.
+
+Data path of a TRANSFER::
+
+    src AddressGenerator -> reader (word caches) -> convert -> SPU -> FIFO
+        -> writer (write-combining buffers) <- dst AddressGenerator
+
+Instructions run in queue order.  EXE starts a kernel and the engine moves on:
+a later PCORE access to the kernel's process space waits on the array's
+``te.ready``; the other process space stays accessible.
+"""
+
+from functools import reduce
+from operator import add, and_, or_
+
+from migen import *
+from migen.genlib.fifo import SyncFIFO
+
+from sw.mcore import isa
+from cores.pcore.pcore import TEPort
+from cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS
+from cores.tensor_engine.ports import WishboneWordPort, ScratchPad
+from cores.tensor_engine.spu import StreamProcessor
+
+ERR = {name: 1 << bit for name, (bit, _) in isa.ERRORS.items()}
+OP = {name: v for name, (v, _) in isa.OPCODES.items()}
+SPACE = {name: v[0] for name, v in isa.SPACES.items()}
+DT = {name: v[0] for name, v in isa.DTYPES.items()}
+
+
+def _log2(n):
+    assert n > 0 and n & (n - 1) == 0, f"{n} is not a power of 2"
+    return n.bit_length() - 1
+
+
+def _f(table, name):
+    for f in table:
+        if f.name == name:
+            return f
+    raise KeyError(name)
+
+
+def field(word, table, name):
+    """The bits of field ``name`` (sw/mcore/isa.py) in a 32-bit word."""
+    f = _f(table, name)
+    return word[f.lsb:f.lsb + f.width]
+
+
+def _word(table, name):
+    return _f(table, name).word
+
+
+class PCOREMap:
+    """Linear PCORE element addresses -> (pcore, thread, vector word, lane)."""
+
+    def __init__(self, config):
+        self.lvw = _log2(config.vw)
+        self.lpw = _log2(config.pcore_private_words)
+        self.lsw = _log2(config.pcore_shared_words)
+        self.lnt = _log2(config.nt)
+        self.lnp = _log2(config.np)
+        self.private_words = config.np * config.nt * config.pcore_private_words
+        self.shared_words = config.np * config.pcore_shared_words
+        self.addr_bits = max(config.pcore_private_words // config.vw,
+                             config.pcore_shared_words // config.vw).bit_length()
+
+    def command(self, te, shared, tag):
+        """Drive te.pcore/thread/addr from ``tag`` = element address >> log2(VW)."""
+        pv = self.lpw - self.lvw
+        sv = self.lsw - self.lvw
+        return [
+            te.shared.eq(shared),
+            If(shared,
+                te.addr.eq(tag[:sv]),
+                te.thread.eq(0),
+                te.pcore.eq(tag[sv:sv + self.lnp] if self.lnp else 0),
+            ).Else(
+                te.addr.eq(tag[:pv]),
+                te.thread.eq(tag[pv:pv + self.lnt] if self.lnt else 0),
+                te.pcore.eq(tag[pv + self.lnt:pv + self.lnt + self.lnp] if self.lnp else 0),
+            ),
+        ]
+
+
+class TensorEngineCore(Module):
+    """The TensorEngine.
+
+    Queue: ``q_we``/``q_data`` push one instruction word (ignored when
+    ``q_space`` is 0).  ``idle``: queue empty and nothing executing.
+    ``errors``: sticky ``isa.ERRORS`` bits, ``errors_clear`` clears them.
+    CALLBACK tags: ``cb_valid``/``cb_tag``/``cb_pop``.  DDR: Wishbone master
+    ``bus`` over bus addresses ``ddr_base .. ddr_base+ddr_size-1``.  PCORE
+    array: ``te`` (master side of ``cores.pcore.pcore.TEPort``),
+    ``start_*``, ``busy``.
+    """
+
+    def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=128, cb_depth=16, fifo_depth=8):
+        vw = config.vw
+        pm = PCOREMap(config)
+        self.config = config
+        # Queue.
+        self.q_we = Signal()
+        self.q_data = Signal(32)
+        self.q_space = Signal(max=queue_depth + 1)
+        self.idle = Signal()
+        # Status.
+        self.errors = Signal(len(isa.ERRORS))
+        self.errors_clear = Signal()
+        self.cb_valid = Signal()
+        self.cb_tag = Signal(32)
+        self.cb_pop = Signal()
+        self.log_on = Signal()
+        self.xfer_active = Signal()       # a transfer is executing (trace)
+        # PCORE array.
+        self.te = te = TEPort(config.np, config.nt, vw, pm.addr_bits)
+        self.start_valid = Signal()
+        self.start_ready = Signal()
+        self.start_func = Signal(32)
+        self.start_process = Signal()
+        self.busy = Signal(2)
+
+        # # #
+
+        # Memories.
+        self.submodules.ddr = ddr = WishboneWordPort()
+        self.bus = ddr.bus
+        self.submodules.scratch = scratch = ScratchPad(config.scratch_size)
+        self.submodules.spu = spu = StreamProcessor()
+
+        self.submodules.queue = q = SyncFIFO(32, queue_depth)
+        self.submodules.cbq = cbq = SyncFIFO(32, cb_depth)
+        self.comb += [
+            q.we.eq(self.q_we), q.din.eq(self.q_data),
+            self.q_space.eq(queue_depth - q.level),
+            self.cb_valid.eq(cbq.readable), self.cb_tag.eq(cbq.dout), cbq.re.eq(self.cb_pop),
+        ]
+        err_set = Signal(len(self.errors))
+        err_fsm = Signal(len(self.errors))      # decoder: DECODE, COUNT
+        err_range = Signal(len(self.errors))    # an in-bound element outside its memory: RANGE
+        self.comb += err_set.eq(err_fsm | err_range)
+        self.sync += If(self.errors_clear, self.errors.eq(err_set)).Else(self.errors.eq(self.errors | err_set))
+
+        # ------------------------------------------------------------------
+        # Decoder: parses the words of one instruction into registers.
+        # ------------------------------------------------------------------
+        w = q.dout
+        rem = Signal(8)            # words of the instruction not yet consumed
+        op = Signal(4)
+        self.process = process = Signal()
+        bad = Signal()             # malformed: DECODE at the end, not executed
+        bad_count = Signal()       # a level count of 0: DECODE
+        pad = Signal(16)
+        self.proc_en = proc_en = Signal()
+        proc = Signal(2)
+        self.scatter = scatter = Signal()
+        exe_func = Signal(32)
+        cb_tag = Signal(32)
+        sides = [SideRegs(), SideRegs()]
+        self.dst, self.src = dst, src = sides
+        sidesel = Signal()
+        nlev = Signal(4)
+        bmask = Signal(8)
+        lvl = Signal(3)
+        prod = [Signal(64), Signal(64)]
+        ovf = [Signal(), Signal()]
+
+        # Slot of the level being decoded: broadcast levels first (innermost).
+        lvl_bc = Signal()
+        below = Signal(8)
+        nb_below = Signal(4)
+        nbcast_all = Signal(4)
+        slot = Signal(3)
+        nlmask = Signal(8)
+        self.comb += [
+            nlmask.eq((1 << nlev) - 1),
+            lvl_bc.eq((bmask >> lvl)[0]),
+            below.eq(bmask & ((1 << lvl) - 1)),
+            nb_below.eq(reduce(add, [below[k] for k in range(8)])),
+            nbcast_all.eq(reduce(add, [(bmask & nlmask)[k] for k in range(8)])),
+            slot.eq(Mux(lvl_bc, nb_below, nbcast_all + lvl - nb_below)),
+        ]
+
+        def on_side(fn):
+            return If(sidesel, *fn(src)).Else(*fn(dst))
+
+        def on_slot(fn):
+            return Case(slot, {s: on_side(lambda sd, s=s: fn(sd, s)) for s in range(LEVELS)})
+
+        def reset_side(sd):
+            out = []
+            for s in range(LEVELS):
+                out += [sd.count[s].eq(1), sd.step[s].eq(0), sd.start[s].eq(0), sd.stride[s].eq(0),
+                        sd.bound[s].eq(0), sd.chk[s].eq(0), sd.ovl[s].eq(0)]
+            return out
+
+        cur_prod = Signal(64)
+        cur_ovf = Signal()
+        level_count = field(w, isa.LEVEL_FIELDS, "count")
+        new_prod = Signal(96)
+        self.comb += [
+            cur_prod.eq(Mux(sidesel, prod[1], prod[0])),
+            cur_ovf.eq(Mux(sidesel, ovf[1], ovf[0])),
+            new_prod.eq(cur_prod * level_count),
+        ]
+        chk_mask = Signal(8)
+        ovl_mask = Signal(8)
+        side_ok = Signal()
+        sp = field(w, isa.SIDE_FIELDS, "space")
+        dt = field(w, isa.SIDE_FIELDS, "dtype")
+        nl = field(w, isa.SIDE_FIELDS, "nlevels")
+        self.comb += side_ok.eq((sp <= SPACE["SPU"]) & (dt <= DT["INT16"]) & (nl >= 1) & (nl <= LEVELS)
+                                & ~(sidesel & (sp == SPACE["SPU"])))
+
+        take = Signal()
+        self.comb += q.re.eq(take)
+        xfer_go = Signal()
+        xfer_done = Signal()
+        lw = Signal(3)           # word within a level block
+
+        self.submodules.fsm = fsm = FSM(reset_state="HDR")
+        fsm.act("HDR",
+            If(q.readable,
+                take.eq(1),
+                NextValue(op, field(w, isa.HEADER_FIELDS, "opcode")),
+                NextValue(process, field(w, isa.HEADER_FIELDS, "process")),
+                NextValue(rem, field(w, isa.HEADER_FIELDS, "length") - 1),
+                NextValue(scatter, field(w, isa.TRANSFER_FIELDS, "scatter")),
+                NextValue(proc_en, field(w, isa.TRANSFER_FIELDS, "proc_en")),
+                NextValue(proc, field(w, isa.TRANSFER_FIELDS, "proc")),
+                NextValue(bad, 0),
+                Case(field(w, isa.HEADER_FIELDS, "opcode"), {
+                    OP["NOP"]: NextState("SKIP"),
+                    OP["TRANSFER"]: NextState("PAD"),
+                    OP["EXE"]: If(field(w, isa.HEADER_FIELDS, "length") == isa.EXE_WORDS, NextState("EXE_FUNC"))
+                               .Else(NextValue(bad, 1), NextState("SKIP")),
+                    OP["CALLBACK"]: If(field(w, isa.HEADER_FIELDS, "length") == isa.CALLBACK_WORDS, NextState("CB_TAG"))
+                                    .Else(NextValue(bad, 1), NextState("SKIP")),
+                    OP["LOG"]: If(field(w, isa.HEADER_FIELDS, "length") == isa.LOG_WORDS,
+                                  NextValue(self.log_on, field(w, isa.LOG_FIELDS, "on")))
+                               .Else(NextValue(bad, 1), NextState("SKIP")),
+                    "default": [NextValue(bad, 1), NextState("SKIP")],
+                }),
+                If(field(w, isa.HEADER_FIELDS, "length") == 0, NextValue(rem, 0), NextValue(bad, 1), NextState("SKIP")),
+            )
+        )
+        # Consume the rest of an instruction; DECODE if it was malformed.
+        fsm.act("SKIP",
+            If(rem == 0,
+                If(bad, err_fsm.eq(ERR["DECODE"])),
+                NextState("HDR"),
+            ).Elif(q.readable, take.eq(1), NextValue(rem, rem - 1))
+        )
+
+        def consume(*body):
+            """Take the next word of this instruction; a missing word is DECODE."""
+            return If(rem == 0, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
+                   ).Elif(q.readable, take.eq(1), NextValue(rem, rem - 1), *body)
+
+        fsm.act("EXE_FUNC", consume(NextValue(exe_func, w), NextState("EXE_GO")))
+        fsm.act("EXE_GO",
+            self.start_valid.eq(1),
+            If(self.start_ready, NextState("EXE_GUARD")))
+        fsm.act("EXE_GUARD", NextState("HDR"))   # the array's busy rises the clock after the start
+        fsm.act("CB_TAG", consume(NextValue(cb_tag, w), NextState("CB_PARM")))
+        fsm.act("CB_PARM", consume(NextState("CB_PUSH")))
+        fsm.act("CB_PUSH", If(cbq.writable, cbq.we.eq(1), NextState("HDR")))
+        self.comb += [cbq.din.eq(cb_tag), self.start_func.eq(exe_func), self.start_process.eq(process)]
+
+        fsm.act("PAD", consume(NextValue(pad, field(w, isa.TRANSFER_FIELDS, "pad")),
+                               NextValue(sidesel, 0), NextState("SIDE0")))
+        fsm.act("SIDE0", consume(
+            NextValue(nlev, nl),
+            If(side_ok, NextState("SIDE1")).Else(NextValue(bad, 1), NextState("SKIP"))))
+        fsm.act("SIDE1", consume(
+            NextValue(chk_mask, field(w, isa.SIDE_FIELDS, "check_mask")),
+            NextValue(ovl_mask, field(w, isa.SIDE_FIELDS, "ovl_mask")),
+            NextValue(bmask, field(w, isa.SIDE_FIELDS, "bcast_mask")),
+            NextState("SIDE2")))
+        fsm.act("SIDE2", consume(NextState("SIDE3")))
+        fsm.act("SIDE3", consume(NextState("SIDE4")))
+        fsm.act("SIDE4", consume(NextValue(lvl, 0), NextValue(lw, 0), NextState("LEVEL")))
+        ovl_start_w = Signal((32, True))
+        self.comb += ovl_start_w.eq(w)
+        self.sync += [
+            If(fsm.ongoing("SIDE0") & take,
+                on_side(lambda sd: [sd.space.eq(sp), sd.dtype.eq(dt)] + reset_side(sd)),
+                If(sidesel, prod[1].eq(1), ovf[1].eq(0)).Else(prod[0].eq(1), ovf[0].eq(0))),
+            If(fsm.ongoing("SIDE1") & take,
+                on_side(lambda sd: [sd.ovl_en.eq((field(w, isa.SIDE_FIELDS, "ovl_mask") & nlmask) != 0)])),
+            If(fsm.ongoing("SIDE2") & take, on_side(lambda sd: [sd.base.eq(w), sd.nbcast.eq(nbcast_all)])),
+            If(fsm.ongoing("SIDE3") & take, on_side(lambda sd: [sd.ovl_start.eq(ovl_start_w)])),
+            If(fsm.ongoing("SIDE4") & take, on_side(lambda sd: [sd.ovl_limit.eq(w)])),
+            If(fsm.ongoing("HDR"), bad_count.eq(0)),
+        ]
+        # Level words: count, step, start, stride, bound (their order in isa.LEVEL_FIELDS).
+        lf = {f.name: f.word for f in isa.LEVEL_FIELDS}
+        src_bc = Signal()
+        self.comb += src_bc.eq(sidesel & lvl_bc)
+        level_store = Case(lw, {
+            lf["count"]: [
+                on_slot(lambda sd, s: [sd.count[s].eq(Mux(src_bc, 1, w)),
+                                       sd.chk[s].eq((chk_mask >> lvl)[0]),
+                                       sd.ovl[s].eq((ovl_mask >> lvl)[0])]),
+                If(w == 0, bad_count.eq(1)),
+                If(~lvl_bc,
+                    If(sidesel, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
+                    .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
+            ],
+            lf["step"]: on_slot(lambda sd, s: [sd.step[s].eq(w)]),
+            lf["start"]: on_slot(lambda sd, s: [sd.start[s].eq(w)]),
+            lf["stride"]: on_slot(lambda sd, s: [sd.stride[s].eq(w)]),
+            lf["bound"]: on_slot(lambda sd, s: [sd.bound[s].eq(w)]),
+        })
+        self.sync += If(fsm.ongoing("LEVEL") & take, level_store)
+        fsm.act("LEVEL", consume(
+            If(lw == isa.LEVEL_WORDS - 1,
+                NextValue(lw, 0),
+                If(lvl == nlev - 1,
+                    If(sidesel, NextState("CHECK")).Else(NextValue(sidesel, 1), NextState("SIDE0"))
+                ).Else(NextValue(lvl, lvl + 1))
+            ).Else(NextValue(lw, lw + 1))))
+        fsm.act("CHECK",
+            If(rem != 0, NextValue(bad, 1), NextState("SKIP")
+            ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
+            ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
+            ).Else(xfer_go.eq(1), NextState("XFER")))
+        fsm.act("XFER", self.xfer_active.eq(1), If(xfer_done, NextState("HDR")))
+        self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable)
+
+        # ------------------------------------------------------------------
+        # Address generators and physical ranges.
+        # ------------------------------------------------------------------
+        self.submodules.src_gen = sg = AddressGenerator(src)
+        self.submodules.dst_gen = dg = AddressGenerator(dst)
+        self.comb += [sg.load.eq(xfer_go), dg.load.eq(xfer_go)]
+
+        def esize(sd):
+            return Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
+
+        def in_range(sd, addr):
+            r = Signal(name_override=None)
+            off = Signal(33)
+            self.comb += [
+                off.eq(Mux(sd.space == SPACE["DDR"], (addr - ddr_base)[:32], addr)),
+                Case(sd.space, {
+                    SPACE["DDR"]: r.eq(off + esize(sd) <= ddr_size),
+                    SPACE["SCRATCH"]: r.eq(off + esize(sd) <= config.scratch_size),
+                    SPACE["PCORE_PRIVATE"]: r.eq(addr < pm.private_words),
+                    SPACE["PCORE_SHARED"]: r.eq(addr < pm.shared_words),
+                    "default": r.eq(addr < isa.SPU_PROGRAMS * isa.SPU_LOOKUP_SIZE),
+                })]
+            return r
+
+        s_in = in_range(src, sg.addr)
+        d_in = in_range(dst, dg.addr)
+        s_skip = Signal()
+        d_skip = Signal()
+        self.comb += [s_skip.eq(sg.oob | ~s_in), d_skip.eq(dg.oob | ~d_in)]
+        self.comb += If((sg.valid & sg.ready & ~sg.oob & ~s_in) | (dg.valid & dg.ready & ~dg.oob & ~d_in),
+                        err_range.eq(ERR["RANGE"]))
+
+        # ------------------------------------------------------------------
+        # Reader: one element per clock on cache hits.
+        # ------------------------------------------------------------------
+        self.submodules.vfifo = vf = SyncFIFO(16, fifo_depth)
+        cache_valid = Signal()
+        cache_tag = Signal(32)
+        cache = Signal(max(32, 16 * vw))
+        s_byte = Signal()
+        s_shared = Signal()
+        self.comb += [s_byte.eq(src.space <= SPACE["SCRATCH"]), s_shared.eq(src.space == SPACE["PCORE_SHARED"])]
+        s_wadr = Signal(30)
+        s_b = Signal(2)
+        self.comb += [s_wadr.eq(sg.addr[2:]), s_b.eq(sg.addr[:2])]
+        bytes_ = Array(cache[8 * k:8 * k + 8] for k in range(4))
+        lanes = Array(cache[16 * k:16 * k + 16] for k in range(vw))
+        s_tag = Signal(32)
+        self.comb += s_tag.eq(sg.addr >> pm.lvw)
+        raw = Signal(16)
+        emit = Signal()
+        r_lo = Signal(8)
+        rd_adr = Signal(30)
+        rd_stb = Signal()
+        te_rd_req = Signal()
+        te_rd_go = Signal()
+        te_wr_req = Signal()
+
+        rdp = [ddr.port, scratch.port]
+        self.comb += [p.rd_adr.eq(rd_adr) for p in rdp]
+        self.comb += [
+            ddr.port.rd_stb.eq(rd_stb & (src.space == SPACE["DDR"])),
+            scratch.port.rd_stb.eq(rd_stb & (src.space == SPACE["SCRATCH"])),
+        ]
+        rd_ack = Signal()
+        rd_dat = Signal(32)
+        self.comb += [
+            rd_ack.eq(Mux(src.space == SPACE["DDR"], ddr.port.rd_ack, scratch.port.rd_ack)),
+            rd_dat.eq(Mux(src.space == SPACE["DDR"], ddr.port.rd_dat, scratch.port.rd_dat)),
+        ]
+        self.sync += [
+            If(xfer_go, cache_valid.eq(0)),
+            If(rd_stb & rd_ack, cache_valid.eq(1), cache_tag.eq(rd_adr), cache.eq(rd_dat)),
+            If(te_rd_go, cache_valid.eq(0), cache_tag.eq(s_tag)),
+            If(te.rvalid, cache_valid.eq(1), cache.eq(te.rdata)),
+        ]
+        hit_lo = Signal()
+        hit_hi = Signal()
+        self.comb += [hit_lo.eq(cache_valid & (cache_tag == s_wadr)),
+                      hit_hi.eq(cache_valid & (cache_tag == s_wadr + 1))]
+        room = Signal()
+        self.comb += room.eq(vf.writable)
+        self.submodules.rfsm = rfsm = FSM(reset_state="ELEM")
+        rfsm.act("ELEM",
+            If(sg.valid & room,
+                If(s_skip,
+                    raw.eq(pad), emit.eq(1),
+                ).Elif(s_byte,
+                    rd_adr.eq(s_wadr),
+                    If(hit_lo,
+                        If(esize(src) == 1,
+                            raw.eq(bytes_[s_b]), emit.eq(1),
+                        ).Elif(s_b != 3,
+                            raw.eq(Cat(bytes_[s_b], bytes_[s_b + 1])), emit.eq(1),
+                        ).Else(NextValue(r_lo, bytes_[3]), NextState("HI"))
+                    ).Else(rd_stb.eq(1))
+                ).Else(
+                    If(cache_valid & (cache_tag == s_tag),
+                        raw.eq(lanes[sg.addr[:pm.lvw] if pm.lvw else 0]), emit.eq(1),
+                    ).Else(te_rd_req.eq(1), If(te_rd_go, NextState("WAIT")))
+                )
+            )
+        )
+        rfsm.act("HI",
+            rd_adr.eq(s_wadr + 1),
+            If(hit_hi, raw.eq(Cat(r_lo, bytes_[0])), emit.eq(1), NextState("ELEM")).Else(rd_stb.eq(1)))
+        rfsm.act("WAIT", If(te.rvalid, NextState("ELEM")))
+        self.comb += sg.ready.eq(emit)
+
+        # Source conversion, then the stream processor.
+        value = Signal(16)
+        self.comb += [
+            Case(src.dtype, {
+                DT["UINT8"]: value.eq(raw[:8]),
+                DT["INT8"]: value.eq(Cat(raw[:8], Replicate(raw[7], 8))),
+                "default": value.eq(raw),
+            }),
+            spu.x.eq(value),
+            spu.program.eq(proc),
+            vf.din.eq(Mux(proc_en, spu.y, value)),
+            vf.we.eq(emit),
+        ]
+
+        # ------------------------------------------------------------------
+        # Writer: write-combining buffers flushed when the word changes.
+        # ------------------------------------------------------------------
+        held = Signal(16)
+        cur = Signal(16)
+        can_go = Signal()
+        self.comb += [cur.eq(Mux(dg.first, vf.dout, held)), can_go.eq(~dg.first | vf.readable)]
+        stored = Signal(16)     # the destination's 16-bit word (PCORE, SPU)
+        self.comb += Case(dst.dtype, {
+            DT["UINT8"]: stored.eq(cur[:8]),
+            DT["INT8"]: stored.eq(Cat(cur[:8], Replicate(cur[7], 8))),
+            "default": stored.eq(cur),
+        })
+        d_byte = Signal()
+        d_shared = Signal()
+        self.comb += [d_byte.eq(dst.space <= SPACE["SCRATCH"]), d_shared.eq(dst.space == SPACE["PCORE_SHARED"])]
+        d_wadr = Signal(30)
+        d_b = Signal(2)
+        self.comb += [d_wadr.eq(dg.addr[2:]), d_b.eq(dg.addr[:2])]
+        d_tag = Signal(32)
+        self.comb += d_tag.eq(dg.addr >> pm.lvw)
+
+        pw_valid = Signal()
+        pw_adr = Signal(30)
+        pw_dat = Signal(32)
+        pw_sel = Signal(4)
+        pv_valid = Signal()
+        pv_tag = Signal(32)
+        pv_dat = Signal(16 * vw)
+        pv_mask = Signal(vw)
+        w_hi = Signal(8)
+        wr_stb = Signal()
+        wr_ack = Signal()
+        for p in (ddr.port, scratch.port):
+            self.comb += [p.wr_adr.eq(pw_adr), p.wr_dat.eq(pw_dat), p.wr_sel.eq(pw_sel)]
+        self.comb += [
+            ddr.port.wr_stb.eq(wr_stb & (dst.space == SPACE["DDR"])),
+            scratch.port.wr_stb.eq(wr_stb & (dst.space == SPACE["SCRATCH"])),
+            wr_ack.eq(Mux(dst.space == SPACE["DDR"], ddr.port.wr_ack, scratch.port.wr_ack)),
+        ]
+        consume_el = Signal()   # the element (all its bytes) is written or skipped
+        pop = Signal()          # the FIFO value is taken (first broadcast copy)
+        self.comb += [dg.ready.eq(consume_el), vf.re.eq(pop)]
+        self.sync += If(pop, held.eq(vf.dout))
+
+        wr_flush = Signal()
+        te_wr_go = Signal()
+        byte_hi = Signal()      # INT16 element: high byte in the same word
+        self.comb += byte_hi.eq((esize(dst) == 2) & (d_b != 3))
+        # merge of the element's bytes into the pending word
+        pw_merge_dat = Signal(32)
+        pw_merge_sel = Signal(4)
+        lo_sel = Signal(4)
+        hi_sel = Signal(4)
+        self.comb += [
+            lo_sel.eq(1 << d_b),
+            hi_sel.eq(Mux(byte_hi, 1 << (d_b + 1), 0)),
+        ]
+        dat_cases = {}
+        for b in range(4):
+            parts = []
+            for k in range(4):
+                if k == b:
+                    parts.append(cur[:8])
+                elif k == b + 1:
+                    parts.append(Mux(byte_hi, cur[8:16], pw_dat[8 * k:8 * k + 8]))
+                else:
+                    parts.append(pw_dat[8 * k:8 * k + 8])
+            dat_cases[b] = pw_merge_dat.eq(Cat(*parts))
+        self.comb += [Case(d_b, dat_cases), pw_merge_sel.eq(Mux(pw_valid, pw_sel, 0) | lo_sel | hi_sel)]
+        lanes_w = []
+        lane = Signal(max=max(vw, 2))
+        self.comb += lane.eq(dg.addr[:pm.lvw] if pm.lvw else 0)
+        pv_merge = Signal(16 * vw)
+        self.comb += [pv_merge.eq(pv_dat)] + [If(lane == k, pv_merge[16 * k:16 * k + 16].eq(stored)) for k in range(vw)]
+
+        self.submodules.wfsm = wfsm = FSM(reset_state="ELEM")
+        wfsm.act("ELEM",
+            If(dg.valid & can_go,
+                If(d_skip,
+                    consume_el.eq(1), pop.eq(dg.first),
+                ).Elif(d_byte,
+                    If(pw_valid & (pw_adr != d_wadr),
+                        wr_flush.eq(1),
+                    ).Else(
+                        NextValue(pw_valid, 1), NextValue(pw_adr, d_wadr),
+                        NextValue(pw_dat, pw_merge_dat), NextValue(pw_sel, pw_merge_sel),
+                        pop.eq(dg.first),
+                        If((esize(dst) == 2) & (d_b == 3),
+                            NextValue(w_hi, cur[8:16]), NextState("HI"),
+                        ).Else(consume_el.eq(1))
+                    )
+                ).Elif(dst.space == SPACE["SPU"],
+                    spu.we.eq(1), consume_el.eq(1), pop.eq(dg.first),
+                ).Else(
+                    If(pv_valid & (pv_tag != d_tag),
+                        te_wr_req.eq(1),
+                    ).Else(
+                        NextValue(pv_valid, 1), NextValue(pv_tag, d_tag), NextValue(pv_dat, pv_merge),
+                        NextValue(pv_mask, Mux(pv_valid, pv_mask, 0) | (1 << lane)),
+                        consume_el.eq(1), pop.eq(dg.first),
+                    )
+                ),
+                If(consume_el & dg.last, NextState("FLUSH")),
+            )
+        )
+        wfsm.act("HI",
+            If(pw_valid & (pw_adr != d_wadr + 1),
+                wr_flush.eq(1),
+            ).Else(
+                NextValue(pw_valid, 1), NextValue(pw_adr, d_wadr + 1),
+                NextValue(pw_dat, Cat(w_hi, pw_dat[8:32])), NextValue(pw_sel, Mux(pw_valid, pw_sel, 0) | 1),
+                consume_el.eq(1),
+                If(dg.last, NextState("FLUSH")).Else(NextState("ELEM")),
+            )
+        )
+        wfsm.act("FLUSH",
+            If(pw_valid, wr_flush.eq(1)
+            ).Elif(pv_valid, te_wr_req.eq(1)
+            ).Else(xfer_done.eq(1), NextState("ELEM")))
+        self.comb += wr_stb.eq(wr_flush)
+        self.sync += [
+            If(wr_flush & wr_ack, pw_valid.eq(0)),
+            If(te_wr_go, pv_valid.eq(0)),
+        ]
+        self.comb += [spu.wadr.eq(dg.addr[:8]), spu.wdat.eq(stored)]
+
+        # PCORE port: writes (flushes) first, then reads.
+        self.comb += [
+            te.process.eq(process),
+            If(te_wr_req,
+                te.valid.eq(1), te.we.eq(1), te.wdata.eq(pv_dat), te.wmask.eq(pv_mask),
+                *pm.command(te, d_shared, pv_tag),
+            ).Elif(te_rd_req,
+                te.valid.eq(1), te.we.eq(0),
+                *pm.command(te, s_shared, s_tag),
+            ),
+            te_wr_go.eq(te_wr_req & te.ready),
+            te_rd_go.eq(te_rd_req & ~te_wr_req & te.ready),
+        ]

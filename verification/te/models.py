@@ -1,0 +1,99 @@
+"""Gateware models around the stand-alone TensorEngine: a Wishbone RAM as DDR
+and a memory model of the PCORE array's TensorEngine port (docs/pcore.md)."""
+
+from migen import *
+
+from litex.soc.interconnect import wishbone
+
+from cores.pcore.pcore import TEPort
+from cores.tensor_engine.engine import PCOREMap
+
+
+class WishboneRAM(Module):
+    """DDR model: ``size`` bytes, acknowledge one clock after the request."""
+
+    def __init__(self, size, bus=None):
+        self.bus = bus = bus or wishbone.Interface(data_width=32, adr_width=30, addressing="word")
+        self.mem = Memory(32, size // 4, name="te_ddr")
+
+        # # #
+
+        port = self.mem.get_port(write_capable=True, we_granularity=8)
+        self.specials += self.mem, port
+        self.comb += [
+            port.adr.eq(bus.adr),
+            port.dat_w.eq(bus.dat_w),
+            port.we.eq(Mux(bus.cyc & bus.stb & bus.we & ~bus.ack, bus.sel, 0)),
+            bus.dat_r.eq(port.dat_r),
+        ]
+        self.sync += bus.ack.eq(bus.cyc & bus.stb & ~bus.ack)
+
+
+class PCOREMemoryModel(Module):
+    """The PCORE array as the TensorEngine sees it: two process spaces of
+    private and shared vector memories (memories ``te_pm_<kind><process>``),
+    read data two clocks after the command, and a kernel model that keeps
+    ``busy[process]`` high for ``16 + (entry & 15)`` clocks (``te.ready`` low on
+    that process meanwhile)."""
+
+    def __init__(self, config):
+        pm = PCOREMap(config)
+        vw = config.vw
+        self.te = te = TEPort(config.np, config.nt, vw, pm.addr_bits)
+        self.start_valid = Signal()
+        self.start_ready = Signal()
+        self.start_func = Signal(32)
+        self.start_process = Signal()
+        self.busy = Signal(2)
+
+        # # #
+
+        pbits = pm.lnp + pm.lnt + pm.lpw - pm.lvw
+        sbits = pm.lnp + pm.lsw - pm.lvw
+        self.mems = {}
+        rdatas = []
+        for process in range(2):
+            for kind, depth in (("priv", 1 << pbits), ("shr", 1 << sbits)):
+                mem = Memory(16 * vw, depth, name=f"te_pm_{kind}{process}")
+                port = mem.get_port(write_capable=True, we_granularity=16)
+                self.specials += mem, port
+                self.mems[(kind, process)] = mem
+                shared = kind == "shr"
+                hit = Signal()
+                self.comb += hit.eq(te.valid & te.ready & (te.process == process) & (te.shared == shared))
+                if shared:
+                    adr = Cat(te.addr[:pm.lsw - pm.lvw], te.pcore[:pm.lnp] if pm.lnp else C(0, 0))
+                else:
+                    adr = Cat(te.addr[:pm.lpw - pm.lvw], te.thread[:pm.lnt] if pm.lnt else C(0, 0),
+                              te.pcore[:pm.lnp] if pm.lnp else C(0, 0))
+                self.comb += [port.adr.eq(adr), port.dat_w.eq(te.wdata),
+                              port.we.eq(Mux(hit & te.we, te.wmask, 0))]
+                rdatas.append(((process, shared), port.dat_r))
+
+        sel = Signal(2)
+        rd1 = Signal()
+        out = Signal(16 * vw)
+        self.sync += [
+            sel.eq(Cat(te.shared, te.process)),
+            rd1.eq(te.valid & te.ready & ~te.we),
+            te.rvalid.eq(rd1),
+            te.rdata.eq(out),
+        ]
+        self.comb += Case(sel, {(p << 1) | int(s): out.eq(d) for (p, s), d in rdatas})
+
+        running = Signal()
+        proc = Signal()
+        left = Signal(8)
+        self.comb += [
+            self.start_ready.eq(~running),
+            self.busy.eq(Mux(running, Mux(proc, 0b10, 0b01), 0)),
+            te.ready.eq(~Mux(te.process, self.busy[1], self.busy[0])),
+        ]
+        self.sync += [
+            If(self.start_valid & self.start_ready,
+                running.eq(1), proc.eq(self.start_process), left.eq(16 + self.start_func[:4]),
+            ).Elif(running,
+                left.eq(left - 1),
+                If(left == 1, running.eq(0)),
+            )
+        ]

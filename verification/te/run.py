@@ -1,0 +1,30 @@
+"""Build the stand-alone TensorEngine top and run its cocotb tests."""
+
+import json
+import os
+from pathlib import Path
+
+from verification.te.top import REPO, TOPLEVEL, build
+
+TEST_CONFIG = dict(np=2, nt=2, vw=4, pcore_private_words=32, pcore_shared_words=64, scratch_size=1024)
+
+
+def test_config():
+    from soc.config import SoCConfig
+    return SoCConfig().with_overrides(**TEST_CONFIG)
+
+
+def run(config=None, testcases=None, extra_env=None, waves=False, module="verification.te.test_engine"):
+    """Returns (tests, failures, results_xml)."""
+    from cocotb_tools.check_results import get_results
+    config = config or test_config()
+    runner, bdir = build(config, waves=waves, log_file=str(Path(REPO / "build" / "te").joinpath("build.log")))
+    overrides = {k: getattr(config, k) for k in TEST_CONFIG}
+    env = {"TSOC_TE_CONFIG": json.dumps(overrides),
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra_env or {})
+    results = runner.test(test_module=module, hdl_toplevel=TOPLEVEL, testcase=testcases, extra_env=env,
+                          waves=waves, test_dir=str(bdir / "run"),
+                          build_dir=str(bdir / ("sim-waves" if waves else "sim")))
+    tests, fails = get_results(Path(results))
+    return tests, fails, results

@@ -1,0 +1,179 @@
+"""cocotb tests of the stand-alone TensorEngine against the reference executor
+(verification/golden/tensor_exec.py).  Run by tests/test_te_engine.py."""
+
+import json
+import os
+import random
+
+import cocotb
+import numpy as np
+
+from sw.mcore import isa
+from soc.config import SoCConfig
+from verification.golden.tensor_exec import Machine
+from verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
+from verification.te.stimulus import Geometry, random_batch, spu_load
+from verification.te.top import DDR_BYTES
+
+
+def _config():
+    return SoCConfig().with_overrides(**json.loads(os.environ["TSOC_TE_CONFIG"]))
+
+
+def _machine(config):
+    return Machine(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
+                   shared_words=config.pcore_shared_words, ddr_bytes=DDR_BYTES, scratch_bytes=config.scratch_size)
+
+
+def _randomise(machine, rng):
+    g = np.random.default_rng(rng.getrandbits(32))
+    machine.ddr[:] = g.integers(0, 256, machine.ddr.size)
+    machine.scratch[:] = g.integers(0, 256, machine.scratch.size)
+    machine.private[:] = g.integers(-32768, 32768, machine.private.shape)
+    machine.shared[:] = g.integers(-32768, 32768, machine.shared.shape)
+    machine.spu[:] = g.integers(-32768, 32768, machine.spu.size)
+
+
+async def _setup(dut):
+    config = _config()
+    bench = TEBench(dut, config, DDR_BYTES)
+    await bench.start()
+    machine = _machine(config)
+    return config, bench, machine
+
+
+async def _check(bench, machine, what):
+    got = bench.snapshot()
+    d = diff_snapshots(got, expected_snapshot(machine))
+    assert not d, f"{what}: memory differs from the reference executor:\n{d}"
+    errors = await bench.errors()
+    assert errors == machine.errors, f"{what}: error flags {errors:#x}, executor {machine.errors:#x}"
+    machine.errors = 0
+    cbs = await bench.callbacks()
+    exp = [tag for tag, _ in machine.callbacks]
+    assert cbs == exp, f"{what}: callbacks {cbs}, executor {exp}"
+    machine.callbacks.clear()
+    exe = [(p, isa.build_kernel_func(a, n, t)) for p, a, n, t in machine.exe_calls]
+    assert bench.starts == exe, f"{what}: kernel starts {bench.starts}, executor {exe}"
+    bench.starts.clear()
+    machine.exe_calls.clear()
+
+
+def _cover(bins, instrs):
+    """Tally what the random instructions exercised (asserted at the end)."""
+    from verification.golden.tensor_exec import side_elements
+    for t in instrs:
+        if not isinstance(t, isa.Transfer):
+            bins.add(type(t).__name__)
+            continue
+        for role, side in (("src", t.src), ("dst", t.dst)):
+            bins.add(f"{role} {isa.SPACE_NAMES[side.space]} {isa.DTYPE_NAMES[side.dtype]}")
+            _, oob, _ = side_elements(side)
+            if oob.any():
+                bins.add(f"{role} out of bound")
+            if side.ovl_mask and oob.any():
+                bins.add(f"{role} overlap")
+            if any(lv.step == 0 for lv in side.levels):
+                bins.add("step 0")
+            if any(lv.step < 0 for lv in side.levels):
+                bins.add("negative step")
+            if side.nlevels > 1 and ((side.check_mask ^ ((1 << side.nlevels) - 1)) & ((1 << side.nlevels) - 1)):
+                bins.add("unchecked level")
+        if t.dst.bcast_mask:
+            bins.add("broadcast")
+        if t.proc_en:
+            bins.add(f"PROC({t.proc})")
+        if t.dst.element_count() != t.src.element_count():
+            bins.add("count mismatch")
+
+
+REQUIRED_BINS = ([f"{r} {s} {d}" for r in ("src", "dst") for s in ("DDR", "SCRATCH", "PCORE_PRIVATE", "PCORE_SHARED")
+                  for d in ("UINT8", "INT8", "INT16")]
+                 + ["src out of bound", "dst out of bound", "src overlap", "dst overlap", "step 0", "negative step",
+                    "unchecked level", "broadcast", "count mismatch", "Exe", "Callback", "Log"]
+                 + [f"PROC({n})" for n in range(isa.SPU_PROGRAMS)])
+
+
+@cocotb.test()
+async def random_instructions(dut):
+    """Constrained-random instruction batches, compared after every batch."""
+    config, bench, machine = await _setup(dut)
+    seed = int(os.environ.get("TSOC_TE_SEED", "1"))
+    total = int(os.environ.get("TSOC_TE_RANDOM", "1500"))
+    batch = 10
+    rng = random.Random(seed)
+    geo = Geometry(config, DDR_BYTES)
+    _randomise(machine, rng)
+    bench.load(machine)
+    # SPU programs from random tables in DDR, then mixed batches.
+    loads = [spu_load(rng, geo, p, 2 * isa.SPU_LOOKUP_SIZE * p) for p in range(isa.SPU_PROGRAMS)]
+    words = [w for t in loads for w in isa.encode(t)]
+    machine.run(loads)
+    await bench.run(words)
+    await _check(bench, machine, "SPU loads")
+    tag = 1
+    done = 0
+    clocks = 0
+    bins = set()
+    while done < total:
+        instrs, tag = random_batch(rng, geo, batch, True, tag)
+        _cover(bins, instrs)
+        words = [w for i in instrs for w in isa.encode(i)]
+        machine.run(instrs)
+        clocks += await bench.run(words)
+        try:
+            await _check(bench, machine, f"batch at instruction {done} (seed {seed})")
+        except AssertionError:
+            for i in instrs:
+                dut._log.error(repr(i))
+            raise
+        done += batch
+    dut._log.info(f"{done} random instructions match the executor ({clocks} clocks)")
+    missing = [b for b in REQUIRED_BINS if b not in bins]
+    assert not missing or total < 500, f"random stimulus never exercised: {missing}"
+    errors_seen = machine.errors
+
+
+@cocotb.test()
+async def decode_errors(dut):
+    """Malformed instructions set DECODE and are skipped by their length; the
+    instruction after each one still executes exactly as the executor says."""
+    config, bench, machine = await _setup(dut)
+    rng = random.Random(5)
+    geo = Geometry(config, DDR_BYTES)
+    _randomise(machine, rng)
+    bench.load(machine)
+    good = isa.Transfer(
+        dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT16"), base=64,
+                     levels=[isa.Level(count=8, step=2, bound=8)]),
+        src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=100,
+                     levels=[isa.Level(count=8, step=1, bound=8)]))
+    gw = isa.encode(good)
+    bad_space = list(gw)
+    bad_space[2] = (bad_space[2] & ~7) | 6                       # dst space 6
+    bad_dtype = list(gw)
+    bad_dtype[2] |= 3 << 3                                       # dst dtype 3
+    src_spu = list(gw)
+    src_spu[2 + 10] = (src_spu[2 + 10] & ~7) | isa.space("SPU")  # SPU as a source
+    zero_count = list(gw)
+    zero_count[2 + 5] = 0                                        # dst level 0 count 0
+    long_len = list(gw) + [0]
+    long_len[0] = (long_len[0] & ~(0xFF << 8)) | (len(long_len) << 8)   # length 1 word too long
+    bad_levels = list(gw)
+    bad_levels[2] = (bad_levels[2] & ~(0xF << 8)) | (9 << 8)     # 9 levels
+    cases = {"unknown opcode": [0x0000_030F, 1, 2], "EXE length 3": [0x0000_0302, 0, 0],
+             "CALLBACK length 2": [0x0000_0203, 7], "LOG length 2": [0x0000_0204, 0],
+             "dst space 6": bad_space, "dtype 3": bad_dtype, "SPU source": src_spu, "count 0": zero_count,
+             "length too long": long_len, "9 levels": bad_levels}
+    for name, words in cases.items():
+        clocks = await bench.run(words + gw)
+        machine.run([good])
+        machine.errors |= 1 << isa.ERRORS["DECODE"][0]
+        await _check(bench, machine, name)
+    # A transfer whose element counts differ: COUNT, nothing written.
+    cnt = isa.Transfer(dst=good.dst, src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=300,
+                                                    levels=[isa.Level(count=9, step=1, bound=9)]))
+    machine.run([cnt])
+    assert machine.errors == 1 << isa.ERRORS["COUNT"][0]
+    await bench.run(isa.encode(cnt))
+    await _check(bench, machine, "count mismatch")

@@ -1,0 +1,75 @@
+"""Stand-alone cocotb top of the TensorEngine: the engine, a Wishbone RAM as
+DDR and the PCORE array (its memory model by default).  Builds it with
+Verilator through cocotb's Python runner."""
+
+import hashlib
+import json
+from pathlib import Path
+
+from migen import *
+from migen.fhdl import verilog
+
+from cores.tensor_engine.engine import TensorEngineCore
+from verification.te.models import WishboneRAM, PCOREMemoryModel
+
+REPO = Path(__file__).resolve().parents[2]
+TOPLEVEL = "te_top"
+DDR_BYTES = 4096
+BACKDOOR = ["te_ddr", "te_scratch", "te_spu", "te_pm_priv0", "te_pm_priv1", "te_pm_shr0", "te_pm_shr1"]
+
+
+class TETop(Module):
+    def __init__(self, config, ddr_bytes=DDR_BYTES):
+        self.submodules.engine = e = TensorEngineCore(config, ddr_base=0, ddr_size=ddr_bytes)
+        self.submodules.ram = WishboneRAM(ddr_bytes, bus=e.bus)
+        self.submodules.array = a = PCOREMemoryModel(config)
+        te, ta = e.te, a.te
+        self.comb += [getattr(ta, n).eq(getattr(te, n)) for n in
+                      ("valid", "we", "process", "shared", "pcore", "thread", "addr", "wdata", "wmask")]
+        self.comb += [getattr(te, n).eq(getattr(ta, n)) for n in ("ready", "rvalid", "rdata")]
+        self.comb += [a.start_valid.eq(e.start_valid), e.start_ready.eq(a.start_ready),
+                      a.start_func.eq(e.start_func), a.start_process.eq(e.start_process), e.busy.eq(a.busy)]
+        self.ios = set()
+        for n in ("q_we", "q_data", "q_space", "idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
+                  "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on"):
+            s = getattr(e, n)
+            s.name_override = n
+            self.ios.add(s)
+
+
+def config_key(config):
+    return json.dumps([config.np, config.nt, config.vw, config.pcore_private_words,
+                       config.pcore_shared_words, config.scratch_size])
+
+
+def build_dir_for(config):
+    return REPO / "build" / "te" / ("top_" + hashlib.sha1(config_key(config).encode()).hexdigest()[:8])
+
+
+def generate(config, build_dir):
+    build_dir = Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    top = TETop(config)
+    path = build_dir / f"{TOPLEVEL}.v"
+    verilog.convert(top, ios=top.ios, name=TOPLEVEL).write(str(path))
+    vlt = build_dir / "public.vlt"
+    ports = sorted(s.name_override for s in top.ios) + ["sys_clk", "sys_rst"]
+    vlt.write_text("`verilator_config\n" + "".join(
+        f'public_flat_rw -module "{TOPLEVEL}" -var "{m}"\n' for m in BACKDOOR + ports))
+    return [str(vlt), str(path)]
+
+
+def build(config, waves=False, log_file=None):
+    """Generate and Verilator-build the top; returns (runner, build_dir)."""
+    from verification.soc.runner import _fast_verilator_runner, build_lock
+    from verification.verilator import setup_env
+    setup_env()
+    bdir = build_dir_for(config)
+    with build_lock(bdir):
+        sources = generate(config, bdir / "rtl")
+        runner = _fast_verilator_runner()
+        runner.build(sources=sources, hdl_toplevel=TOPLEVEL, build_dir=str(bdir / ("sim-waves" if waves else "sim")),
+                     build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2", "-j", "2"]
+                     + (["--trace-fst"] if waves else []),
+                     waves=waves, always=False, log_file=log_file)
+    return runner, bdir
