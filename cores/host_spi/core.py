@@ -83,6 +83,9 @@ class HostSPISlave(LiteXModule):
         # Words are assembled in memory byte order already: LiteX's DMA swaps
         # bytes for "little", so ask for "big" (no swap).
         self.dma_w = dma_w = WishboneDMAWriter(self.wb_write, endianness="big")
+        # Written words queue here, so receiving never waits for the bus.
+        self.wfifo = wfifo = stream.SyncFIFO([("address", bus_adr_width), ("data", bus_data_width)], 8)
+        self.comb += wfifo.source.connect(dma_w.sink)
         self.dma_r = dma_r = WishboneDMAReader(self.wb_read, endianness="big", fifo_depth=4)
         self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
         self.msgq = msgq = stream.SyncFIFO([("code", 8), ("length", 32)], 8)
@@ -360,14 +363,18 @@ class HostSPISlave(LiteXModule):
             ).Elif(end_mine,
                 NextValue(clocks, end.clocks),
                 end.ready.eq(1),
-                NextState("WRITE_END"),
+                NextState("WRITE_DRAIN"),
             ),
         )
         fsm.act("WRITE_WORD",
-            dma_w.sink.valid.eq(1),
-            dma_w.sink.address.eq(wr_base + ((wr_offset - 4) >> 2)),
-            dma_w.sink.data.eq(acc),
-            If(dma_w.sink.ready, NextState("WRITE")),
+            wfifo.sink.valid.eq(1),
+            wfifo.sink.address.eq(wr_base + ((wr_offset - 4) >> 2)),
+            wfifo.sink.data.eq(acc),
+            If(wfifo.sink.ready, NextState("WRITE")),
+        )
+        # The firmware hears of the data only once it is all in memory.
+        fsm.act("WRITE_DRAIN",
+            If(~wfifo.source.valid, NextState("WRITE_END")),
         )
         write_ok = Signal()
         final_chunk = Signal()

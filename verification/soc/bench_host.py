@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 SCLK_MHZ = 50.0
-SYS_MHZ = [100.0, 75.0, 62.5, 50.0, 40.0, 33.3]
+SYS_MHZ = [100.0, 75.0, 62.5, 50.0, 40.0, 33.3, 25.0]
 TESTS = ["rid_and_spec", "protocol_errors", "wtensor_throughput"]
 
 
