@@ -225,6 +225,8 @@ class _Parser:
         if not isinstance(node, YMap):
             raise ModelError(f"sequence {i}: expected a mapping {{name, description, predecessor, tens_trans}}",
                              self.file, line)
+        if isinstance(node.get("name"), str) and node["name"].strip():
+            ctx.where = f"sequence '{node['name']}'"
         for k in node:
             if k not in F.SEQ_FIELDS:
                 ctx.fail(f"unknown field; allowed: {', '.join(sorted(F.SEQ_FIELDS))}", k)
@@ -232,7 +234,6 @@ class _Parser:
             seq_name = F.name(node.get("name"))
         except F.FieldError as e:
             ctx.fail(str(e) if "name" in node else "required field is missing", "name")
-        ctx.where = f"sequence '{seq_name}'"
         try:
             desc = F.text(node.get("description"))
         except F.FieldError as e:
