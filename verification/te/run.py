@@ -14,17 +14,22 @@ def test_config():
     return SoCConfig().with_overrides(**TEST_CONFIG)
 
 
-def run(config=None, testcases=None, extra_env=None, waves=False, module="verification.te.test_engine"):
+def run(config=None, testcases=None, extra_env=None, waves=False, module="verification.te.test_engine",
+        ddr_bytes=None, quiet=False):
     """Returns (tests, failures, results_xml)."""
     from cocotb_tools.check_results import get_results
+    from verification.te.top import DDR_BYTES
     config = config or test_config()
-    runner, bdir = build(config, waves=waves, log_file=str(Path(REPO / "build" / "te").joinpath("build.log")))
+    ddr_bytes = ddr_bytes or DDR_BYTES
+    (REPO / "build" / "te").mkdir(parents=True, exist_ok=True)
+    runner, bdir = build(config, waves=waves, log_file=str(REPO / "build" / "te" / "build.log"), ddr_bytes=ddr_bytes)
     overrides = {k: getattr(config, k) for k in TEST_CONFIG}
-    env = {"TSOC_TE_CONFIG": json.dumps(overrides),
+    env = {"TSOC_TE_CONFIG": json.dumps(overrides), "TSOC_TE_DDR_BYTES": str(ddr_bytes),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
     results = runner.test(test_module=module, hdl_toplevel=TOPLEVEL, testcase=testcases, extra_env=env,
                           waves=waves, test_dir=str(bdir / "run"),
+                          log_file=str(bdir / "sim.log") if quiet else None,
                           build_dir=str(bdir / ("sim-waves" if waves else "sim")))
     tests, fails = get_results(Path(results))
     return tests, fails, results

@@ -13,7 +13,7 @@ from soc.config import SoCConfig
 from verification.golden.tensor_exec import Machine
 from verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
 from verification.te.stimulus import Geometry, random_batch, spu_load
-from verification.te.top import DDR_BYTES
+DDR_BYTES = int(os.environ.get("TSOC_TE_DDR_BYTES", "4096"))
 
 
 def _config():

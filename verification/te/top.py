@@ -20,6 +20,7 @@ BACKDOOR = ["te_ddr", "te_scratch", "te_spu", "te_pm_priv0", "te_pm_priv1", "te_
 
 class TETop(Module):
     def __init__(self, config, ddr_bytes=DDR_BYTES):
+        self.ddr_bytes = ddr_bytes
         self.submodules.engine = e = TensorEngineCore(config, ddr_base=0, ddr_size=ddr_bytes)
         self.submodules.ram = WishboneRAM(ddr_bytes, bus=e.bus)
         self.submodules.array = a = PCOREMemoryModel(config)
@@ -30,6 +31,8 @@ class TETop(Module):
         self.comb += [a.start_valid.eq(e.start_valid), e.start_ready.eq(a.start_ready),
                       a.start_func.eq(e.start_func), a.start_process.eq(e.start_process), e.busy.eq(a.busy)]
         self.ios = set()
+        e.xfer_active.name_override = "xfer_active"
+        self.ios.add(e.xfer_active)
         for n in ("q_we", "q_data", "q_space", "idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
                   "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on"):
             s = getattr(e, n)
@@ -37,19 +40,19 @@ class TETop(Module):
             self.ios.add(s)
 
 
-def config_key(config):
+def config_key(config, ddr_bytes):
     return json.dumps([config.np, config.nt, config.vw, config.pcore_private_words,
-                       config.pcore_shared_words, config.scratch_size])
+                       config.pcore_shared_words, config.scratch_size, ddr_bytes])
 
 
-def build_dir_for(config):
-    return REPO / "build" / "te" / ("top_" + hashlib.sha1(config_key(config).encode()).hexdigest()[:8])
+def build_dir_for(config, ddr_bytes=DDR_BYTES):
+    return REPO / "build" / "te" / ("top_" + hashlib.sha1(config_key(config, ddr_bytes).encode()).hexdigest()[:8])
 
 
-def generate(config, build_dir):
+def generate(config, build_dir, ddr_bytes=DDR_BYTES):
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
-    top = TETop(config)
+    top = TETop(config, ddr_bytes)
     path = build_dir / f"{TOPLEVEL}.v"
     verilog.convert(top, ios=top.ios, name=TOPLEVEL).write(str(path))
     vlt = build_dir / "public.vlt"
@@ -59,14 +62,14 @@ def generate(config, build_dir):
     return [str(vlt), str(path)]
 
 
-def build(config, waves=False, log_file=None):
+def build(config, waves=False, log_file=None, ddr_bytes=DDR_BYTES):
     """Generate and Verilator-build the top; returns (runner, build_dir)."""
     from verification.soc.runner import _fast_verilator_runner, build_lock
     from verification.verilator import setup_env
     setup_env()
-    bdir = build_dir_for(config)
+    bdir = build_dir_for(config, ddr_bytes)
     with build_lock(bdir):
-        sources = generate(config, bdir / "rtl")
+        sources = generate(config, bdir / "rtl", ddr_bytes)
         runner = _fast_verilator_runner()
         runner.build(sources=sources, hdl_toplevel=TOPLEVEL, build_dir=str(bdir / ("sim-waves" if waves else "sim")),
                      build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2", "-j", "2"]

@@ -1,0 +1,86 @@
+"""``TensorEngine``: the TensorEngine as a LiteX module with the CSRs the
+MCORE runtime uses (sw/runtime/platform/litex.c), and ``add_tensor_engine``,
+which adds it (with the PCORE array) to a LiteX SoC."""
+
+from migen import *
+
+from litex.gen import LiteXModule
+from litex.soc.integration.doc import ModuleDoc
+from litex.soc.interconnect.csr import CSR, CSRStatus, CSRField
+
+from sw.mcore import isa
+from cores.tensor_engine.engine import TensorEngineCore
+
+TE_PORT_OUT = ("valid", "we", "process", "shared", "pcore", "thread", "addr", "wdata", "wmask")
+TE_PORT_IN = ("ready", "rvalid", "rdata")
+
+
+class TensorEngine(LiteXModule):
+    def __init__(self, config, ddr_base, ddr_size, queue_depth=128):
+        self.doc = ModuleDoc(title="TensorEngine", body=(
+            "Executes the tensor instructions of docs/tensor_isa.md: the MCORE writes them word by word to "
+            "QUEUE (checking QUEUE_SPACE), reads CALLBACK markers and ERRORS. DDR is reached through a "
+            "Wishbone master, the PCORE array through its te ports. See docs/tensor_engine.md."))
+        self.core = core = TensorEngineCore(config, ddr_base=ddr_base, ddr_size=ddr_size, queue_depth=queue_depth)
+        self.bus = core.bus
+        self.te = core.te
+        self.start_valid, self.start_ready = core.start_valid, core.start_ready
+        self.start_func, self.start_process, self.busy = core.start_func, core.start_process, core.busy
+
+        self.queue = CSR(32, name="queue")
+        self.queue.description = "Write: append one instruction word to the queue (check QUEUE_SPACE first)."
+        self.queue_space = CSRStatus(16, description="Free words in the instruction queue.")
+        self.callback = CSR(32, name="callback")
+        self.callback.description = ("Read: bit 31 set when a CALLBACK marker was reached, its tag in 30..0; "
+                                     "the read removes it. 0 when none is pending.")
+        self.errors = CSR(len(isa.ERRORS), name="errors")
+        self.errors.description = ("Read: sticky error flags (" + ", ".join(
+            f"bit {b} {n}" for n, (b, _) in isa.ERRORS.items()) + "); the read clears them.")
+        self.status = CSRStatus(fields=[
+            CSRField("idle", size=1, description="queue empty and no instruction executing"),
+            CSRField("busy", size=2, description="bit p: a PCORE kernel runs on process space p"),
+            CSRField("log", size=1, description="LOG_ON in effect"),
+        ])
+
+        # # #
+
+        self.comb += [
+            core.q_we.eq(self.queue.re),
+            core.q_data.eq(self.queue.r),
+            self.queue_space.status.eq(core.q_space),
+            self.callback.w.eq(Mux(core.cb_valid, Cat(core.cb_tag[:31], 1), 0)),
+            core.cb_pop.eq(self.callback.we & core.cb_valid),
+            self.errors.w.eq(core.errors),
+            core.errors_clear.eq(self.errors.we),
+            self.status.fields.idle.eq(core.idle),
+            self.status.fields.busy.eq(core.busy),
+            self.status.fields.log.eq(core.log_on),
+        ]
+
+
+def connect_pcore_array(te_engine, array):
+    """Statements wiring the engine's PCORE-facing ports to a PCOREArray."""
+    te, ta = te_engine.te, array.te
+    return ([getattr(ta, n).eq(getattr(te, n)) for n in TE_PORT_OUT]
+            + [getattr(te, n).eq(getattr(ta, n)) for n in TE_PORT_IN]
+            + [array.te_start_valid.eq(te_engine.start_valid), te_engine.start_ready.eq(array.te_start_ready),
+               array.te_start_func.eq(te_engine.start_func), array.te_start_process.eq(te_engine.start_process),
+               te_engine.busy.eq(array.busy)])
+
+
+def add_tensor_engine(soc, config, name="tensor_engine", pcore_array=None, pcore_origin=None, build_dir=None):
+    """Add the TensorEngine (CSRs ``name``, a Wishbone DMA master over main
+    RAM) and the PCORE array it drives (``pcore_array``, or a new one added
+    with ``cores.pcore.soc.add_pcore_array``).  Returns (engine, array)."""
+    if pcore_array is None:
+        from cores.pcore.soc import add_pcore_array
+        pcore_array = add_pcore_array(soc, config, origin=pcore_origin, build_dir=build_dir)
+    ddr_base = soc.mem_map["main_ram"]
+    engine = TensorEngine(config, ddr_base=ddr_base, ddr_size=config.main_ram_size)
+    if hasattr(soc, "add_core"):
+        soc.add_core(name, engine, masters=[engine.bus])
+    else:
+        soc.add_module(name=name, module=engine)
+        soc.bus.add_master(name=f"{name}_dma", master=engine.bus)
+    soc.comb += connect_pcore_array(engine, pcore_array)
+    return engine, pcore_array
