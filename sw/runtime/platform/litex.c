@@ -10,8 +10,11 @@
  *       what the host's next RTensor returns;
  *   debug output: the UART;
  *   TensorEngine queue and CALLBACK markers: the TensorEngine's CSRs when the
- *       SoC has one (CSR_TENSOR_ENGINE_BASE); without one, issuing an
- *       instruction is a fatal firmware error (reported on the console).
+ *       SoC has one (CSR_TENSOR_ENGINE_BASE, cores/tensor_engine/core.py):
+ *       queue (write a word), queue_space (free words), callback (bit 31 a
+ *       marker reached, 30..0 its tag; the read removes it); without one,
+ *       issuing an instruction is a fatal firmware error (reported on the
+ *       console).
  */
 #include <stdio.h>
 #include <stdlib.h>
