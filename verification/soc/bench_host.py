@@ -58,7 +58,7 @@ def main(args):
     log(f"[bench host] SCLK {SCLK_MHZ:g} MHz; SoC clock swept over {', '.join(f'{m:g}' for m in SYS_MHZ)} MHz")
     result = run(log=log)
     for mode, s in result["summary"].items():
-        log(f"[bench host] {mode}: lowest passing SoC:SCLK ratio {s['min_ratio']}, "
+        log(f"[bench host] {mode}: lowest passing SoC:SCLK ratio {s['min_ratio']:.2f}, "
             f"WTensor at 100 MHz {s['wtensor_mbit_s_at_100mhz']:.1f} Mbit/s")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))

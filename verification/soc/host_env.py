@@ -92,7 +92,7 @@ async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20
     cfg = soc_config()
     # TSOC_SIM_SYS_PERIOD_NS runs the SoC clock at another rate than the
     # configuration's (tsoc bench host: the SoC:SCLK ratio the port needs).
-    period_ps = round(1000 * float(os.environ.get("TSOC_SIM_SYS_PERIOD_NS", 1e9 / cfg.sys_clk_freq)))
+    period_ps = 2 * round(500 * float(os.environ.get("TSOC_SIM_SYS_PERIOD_NS", 1e9 / cfg.sys_clk_freq)))
     Clock(dut.sys_clk, period_ps, unit="ps").start()
     transport = CocotbTransport(dut, qpi=qpi, msb_first=msb_first, period_ns=period_ns)
     transport.strap()
