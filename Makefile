@@ -56,6 +56,15 @@ sim: setup ## build the SoC + firmware, simulate in Verilator, talk to it throug
 test: setup ## run the test suite (unit tests, then the SoC simulation tests)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
+regress: setup regress-deps ## UVM regression: make regress [SEED=n] [N=count] (reports in build/regress/)
+	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N))
+
+regress-deps:
+	@dpkg -s chromium >/dev/null 2>&1 || { echo "[setup] installing Debian's chromium (the report test opens the HTML report headless)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || { $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q chromium >/dev/null; } \
+	  || echo "[setup] warning: chromium could not be installed; the report is still written"; }
+
 bitstream: setup ## FPGA bitstream with yosys/nextpnr-ecp5: make bitstream BOARD=<name> (tsoc bitstream --list)
 	@test -n "$(BOARD)" || { echo "usage: make bitstream BOARD=<name>; boards: see $(TSOC) bitstream --list"; exit 2; }
 	$(TSOC) bitstream --board $(BOARD)
@@ -66,4 +75,4 @@ clean: ## remove build outputs (keeps .venv)
 distclean: clean ## remove build outputs and the venv
 	rm -rf $(VENV)
 
-.PHONY: help setup system-deps sim test bitstream clean distclean
+.PHONY: help setup system-deps sim test regress regress-deps bitstream clean distclean

@@ -23,6 +23,9 @@ COMMAND_MODULES = [
     "sw.mcore.cli",
     "sw.pcore.cli",
     "sw.host.cli",
+    "sw.model.cli",
+    "verification.te.cli",
+    "verification.regress.cli",
 ]
 
 
