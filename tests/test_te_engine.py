@@ -23,3 +23,14 @@ def test_engine_long_random(seed):
     tests, fails, results = run(testcases=["random_instructions"],
                                 extra_env={"TSOC_TE_RANDOM": "20000", "TSOC_TE_SEED": str(seed)})
     assert tests == 1 and fails == 0, f"seed {seed}: see {results}"
+
+
+@pytest.mark.sim
+def test_engine_runs_the_guide_examples():
+    """Every transfer example of the programmer guide, compiled by the MCORE
+    preprocessor for the guide's geometry (8 PCOREs x 16 threads x 8 lanes)."""
+    from soc.config import SoCConfig
+    from verification.te.run import run
+    config = SoCConfig().with_overrides(np=8, nt=16, vw=8, pcore_private_words=512, pcore_shared_words=2048)
+    tests, fails, results = run(config, module="verification.te.test_guide", ddr_bytes=64 * 1024)
+    assert tests == 1 and fails == 0, f"see {results}"
