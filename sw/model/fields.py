@@ -90,13 +90,13 @@ def dims(v):
 
 
 def layout(v):
-    if v not in LAYOUTS:
+    if not isinstance(v, str) or v not in LAYOUTS:
         raise FieldError(f"expected col_first or row_first, got {_show(v)}")
     return v
 
 
 def activation(v):
-    if v not in ACTIVATIONS:
+    if not isinstance(v, str) or v not in ACTIVATIONS:
         raise FieldError(f"expected one of {', '.join(ACTIVATIONS)}, got {_show(v)}")
     return ACTIVATIONS[v]
 

@@ -257,7 +257,7 @@ class _Parser:
         if "tens_trans_type" not in node:
             ctx.fail("required field is missing", "tens_trans_type")
         type_name = node["tens_trans_type"]
-        if type_name not in F.OP_TYPES:
+        if not isinstance(type_name, str) or type_name not in F.OP_TYPES:
             ctx.fail(f"unknown op type {type_name!r}; expected one of {', '.join(F.OP_TYPES)}", "tens_trans_type")
         kind = F.OP_TYPES[type_name]
         ctx.where = f"{where} ({type_name})"
