@@ -17,6 +17,7 @@
 #include "host_port.h"
 #include "host_protocol.h"
 #include "model_image.h"
+#include "model_run.h"
 #include "platform.h"
 #include "server.h"
 #include "server_image.h"
@@ -72,6 +73,8 @@ static void model_written(uint32_t length)
 		   hdr[MODEL_IMAGE_W_INPUT_BYTES] > TENSOR_WINDOW_SIZE) {
 		printf("server: model rejected: %lu layers / %lu input bytes exceed this device\n",
 		       (unsigned long)hdr[MODEL_IMAGE_W_N_LAYERS], (unsigned long)hdr[MODEL_IMAGE_W_INPUT_BYTES]);
+	} else if (model_validate(hdr) != 0) {
+		/* (model_validate said why) */
 	} else {
 		model.valid = 1;
 		model.input_bytes = hdr[MODEL_IMAGE_W_INPUT_BYTES];
@@ -127,16 +130,20 @@ static void run_inference(void)
 		printf("server: inference refused: input tensor has %lu bytes, the model needs %lu\n",
 		       (unsigned long)tensor_valid_len, (unsigned long)model.input_bytes);
 		host_port_error(HOST_ERR_BAD_LENGTH);
-	} else if (model.n_layers != 0) {
-		/* The op runtime (TensorEngine + PCORE kernels) is not in this
-		 * server yet: refuse models that have layers, loudly. */
-		printf("server: inference refused: this server runs no layers yet (model has %lu)\n",
-		       (unsigned long)model.n_layers);
-		host_port_error(HOST_ERR_BAD_MODEL);
 	} else {
-		/* A model without layers: the output is empty. */
-		host_port_set_rtensor((const volatile void *)TENSOR_WINDOW_BASE, 0);
-		host_port_set_rtimings(timings_us, 0);
+		/* The software path: every op in plain C on the MCORE (the
+		 * TensorEngine + PCORE path is not in this server yet). */
+		const volatile uint32_t *image = (const volatile uint32_t *)MODEL_WINDOW_BASE;
+		uint64_t t0 = cycles_now();
+		if (model_execute(image, timings_us, MAX_LAYERS) != 0) {
+			host_port_error(HOST_ERR_BAD_MODEL);
+		} else {
+			dcache_flush();
+			host_port_set_rtensor(model_output(image), model.output_bytes);
+			host_port_set_rtimings(timings_us, 4 * model.n_layers);
+			printf("server: inference done in %lu cycles (software path)\n",
+			       (unsigned long)(cycles_now() - t0));
+		}
 	}
 	host_port_clear(HOST_STATUS_WAIT_INFERENCE);
 }
