@@ -1,0 +1,1 @@
+"""`tsoc regress`: the UVM regression (plan, parallel runs, reports)."""

@@ -1,0 +1,36 @@
+"""Runs one regression test in its own process (python -m
+verification.regress.worker SPEC_JSON): the simulator prints to this
+process's stdout, which the scheduler sends to the test's log file."""
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+
+def run(spec):
+    from soc.builder import SimBuild
+    from soc.config import SoCConfig
+    from verification.soc.runner import _fast_verilator_runner, cocotb_test
+    from verification.verilator import setup_env
+    setup_env()
+    build = SimBuild(SoCConfig(**spec["config"]), spec["build_dir"], log=lambda *_: None)
+    out = Path(spec["out"])
+    env = {"TSOC_SEED": str(spec["seed"]), "TSOC_HOST_QPI": "1" if spec["mode"] == "qpi" else "0",
+           "TSOC_UVM_OUT": str(out)}
+    if spec.get("fault"):
+        env["TSOC_UVM_FAULT"] = spec["fault"]
+    results = out / "results.xml"
+    runner = _fast_verilator_runner()
+    # A runner that did not build itself (the scheduler built once): it
+    # still needs to know the top level is Verilog.
+    runner._vhdl_sources, runner._sources, runner._verilog_sources = [], [], build.verilog_sources()
+    cocotb_test(runner, build, "verification.uvm.tests", results, waves=spec.get("waves", False),
+                extra_env=env, testcase=[spec["test"]], trace_file=out / "waves.fst" if spec.get("waves") else None)
+    cases = ET.parse(results).getroot().findall(".//testcase")
+    bad = [c for c in cases if c.find("failure") is not None or c.find("error") is not None]
+    return 0 if cases and not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(run(json.loads(sys.argv[1])))

@@ -1,0 +1,1 @@
+"""pyuvm verification environment of the tensorsoc SoC (docs/verification.md)."""

@@ -1,0 +1,139 @@
+"""SPI/QPI host agent: BFM, driver, monitor, agent.
+
+The BFM owns the host pins.  Driving goes through the host library's
+:class:`~sw.host.cocotb_transport.CocotbTransport` (the one bit-level host of
+the project, error injection included); the BFM adds an independent pin
+sampler that rebuilds every CS_N-low period from the wires, so the monitor
+(and the scoreboard behind it) sees what really was on the bus, not what the
+driver meant to send.
+"""
+
+import cocotb
+from cocotb.queue import Queue
+from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
+from cocotb.utils import get_sim_time
+from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_driver, uvm_monitor, uvm_sequencer
+
+from sw.host.transport import BitCodec
+from verification.uvm.items import Observed
+
+IDLE = 0b1111
+
+
+class HostBfm:
+    """``transport``: a strapped CocotbTransport on the SoC's host pins;
+    ``reset_soc``: coroutine function pulsing the SoC reset and waiting for the
+    server firmware (the host pins are re-strapped first: QPI is sampled at
+    reset)."""
+
+    def __init__(self, transport, reset_soc):
+        self.transport = transport
+        self.qpi = transport.qpi
+        self.codec = BitCodec(transport.qpi, transport.msb_first)
+        self._reset_soc = reset_soc
+        self.observed = Queue()
+        self._task = None
+
+    # -- driving ---------------------------------------------------------------
+    async def frame(self, item):
+        t = self.transport
+        if item.bits is not None:
+            result = await t.partial(item.cmd, item.write, item.bits)
+        else:
+            result = await t.raw(item.cmd, item.write, item.read_len, item.dummy_clocks, item.clocks)
+        return result.data
+
+    async def reset(self):
+        self.transport.strap()
+        await self._reset_soc()
+        self.observed.put_nowait(Observed(self.qpi, 0, b"", [], get_sim_time(unit="ps"), reset=True))
+
+    async def wait(self, ns):
+        from cocotb.triggers import Timer
+        await Timer(max(1, int(ns)), unit="ns")
+
+    # -- sampling --------------------------------------------------------------
+    def start(self):
+        if self._task is None:
+            self._task = cocotb.start_soon(self._sample())
+
+    async def _sample(self):
+        t = self.transport
+        fall_clk, rise_cs, fall_cs = FallingEdge(t.clk), RisingEdge(t.cs_n), FallingEdge(t.cs_n)
+        while True:
+            await fall_cs
+            host, dev, oe = [], [], []
+            while True:
+                trig = await First(fall_clk, rise_cs)
+                if trig is rise_cs:
+                    break
+                host.append(int(t.dq_i.value))
+                oe.append(int(t.dq_oe.value))
+                dev.append(int(t.dq_o.value) & oe[-1] | IDLE & ~oe[-1])
+            self.observed.put_nowait(self._rebuild(host, dev, oe))
+
+    def _rebuild(self, host, dev, oe):
+        cpb = 2 if self.qpi else 8
+        n = len(host)
+        if self.qpi:
+            host_vals, dev_vals, driven = host, dev, [o != 0 for o in oe]
+        else:
+            host_vals = [v & 1 for v in host]
+            dev_vals = [v >> 1 & 1 for v in dev]
+            driven = [bool(o & 0b0010) for o in oe]
+        nslots = -(-n // cpb)
+        pad = nslots * cpb - n
+        host_bytes = self.codec.decode(host_vals + [0] * pad)
+        dev_bytes = self.codec.decode(dev_vals + [1 if not self.qpi else IDLE] * pad)
+        device = [dev_bytes[s] if any(driven[s * cpb:(s + 1) * cpb]) else None for s in range(nslots)]
+        return Observed(self.qpi, n, host_bytes, device, get_sim_time(unit="ps"))
+
+
+class HostDriver(uvm_driver):
+    def build_phase(self):
+        self.bfm = ConfigDB().get(self, "", "HOST_BFM")
+
+    async def run_phase(self):
+        while True:
+            item = await self.seq_item_port.get_next_item()
+            if item.kind == "reset":
+                await self.bfm.reset()
+            elif item.kind == "wait":
+                await self.bfm.wait(item.wait_ns)
+            else:
+                item.data = await self.bfm.frame(item)
+            self.seq_item_port.item_done()
+
+
+class HostMonitor(uvm_monitor):
+    """Publishes every transaction rebuilt from the pins (and SoC resets)."""
+
+    def build_phase(self):
+        self.ap = uvm_analysis_port("ap", self)
+        self.bfm = ConfigDB().get(self, "", "HOST_BFM")
+
+    async def run_phase(self):
+        self.bfm.start()
+        while True:
+            self.ap.write(await self.bfm.observed.get())
+
+
+class HostAgent(uvm_agent):
+    def build_phase(self):
+        self.seqr = uvm_sequencer("seqr", self)
+        ConfigDB().set(None, "*", "HOST_SEQR", self.seqr)
+        self.driver = HostDriver("driver", self)
+        self.monitor = HostMonitor("monitor", self)
+
+    def connect_phase(self):
+        self.driver.seq_item_port.connect(self.seqr.seq_item_export)
+
+
+async def pulse_reset(dut, console, cycles=16):
+    """The SoC reset as host_env.boot applies it, then wait for the server."""
+    start = len(console.lines)
+    dut.sensor_valid.value = 0
+    dut.sys_rst.value = 1
+    await ClockCycles(dut.sys_clk, cycles)
+    dut.sys_rst.value = 0
+    await console.wait_for("server: ready", timeout_ns=200_000_000, start=start)

@@ -1,0 +1,199 @@
+"""Scoreboard: predicts every transaction with the behavioural device model
+(verification/host/device_model.py + firmware_model.ServerFirmwareModel) and
+fails on any difference in what the device drove: status words (busy bits,
+error bit), RERROR causes, RID, RSpec, RTensor and RTimings data, and which
+byte slots the device drove at all.
+
+Time: the model does not know how long the firmware takes, so firmware and
+hardware completions are *deferred* (firmware_model.DEFERRED) and released
+when the device shows them: a whole RStatus/RERROR read whose busy bits are
+clear where the model still has them set.  Sequences therefore poll after
+every command that sets a busy bit; they send other commands to a busy device
+only where it is busy for sure (Acquire waiting for its sensor frame).
+"""
+
+from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
+
+from collections import deque
+
+from sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, Status
+from verification.host.device_model import DeviceModel
+from verification.uvm.coverage import NO_COMMAND, UNKNOWN
+from verification.uvm.firmware_model import ServerFirmwareModel
+
+MAX_REPORTED = 20
+
+
+class PredictionFault:
+    """Deliberate error in the prediction (proves the regression can fail):
+    flips ``bit`` of the first predicted data byte of the ``nth`` (1-based)
+    transaction with command ``cmd``."""
+
+    def __init__(self, spec):
+        name, bit, *nth = spec.split(":")
+        self.cmd = Cmd[name.upper()]
+        self.bit = int(bit)
+        self.nth = int(nth[0]) if nth else 1
+        self.seen = 0
+
+    def apply(self, cmd, miso, first_data_slot):
+        if cmd != self.cmd:
+            return miso
+        self.seen += 1
+        if self.seen == self.nth and first_data_slot < len(miso) and miso[first_data_slot] is not None:
+            miso = list(miso)
+            miso[first_data_slot] ^= 1 << self.bit
+        return miso
+
+
+class Scoreboard(uvm_component):
+    def build_phase(self):
+        self.host_fifo = uvm_tlm_analysis_fifo("host_fifo", self)
+        self.sensor_fifo = uvm_tlm_analysis_fifo("sensor_fifo", self)
+        self.host_export = self.host_fifo.analysis_export
+        self.sensor_export = self.sensor_fifo.analysis_export
+        cdb = ConfigDB()
+        self.config = cdb.get(self, "", "SOC_CONFIG")
+        self.qpi = cdb.get(self, "", "QPI")
+        self.coverage = cdb.get(self, "", "COVERAGE")
+        self.runs_layers = cdb.get(self, "", "RUNS_LAYERS")
+        self.golden = cdb.get(self, "", "GOLDEN")
+        fault = cdb.get(self, "", "PREDICTION_FAULT")
+        self.fault = PredictionFault(fault) if fault else None
+        self.mode = "QPI" if self.qpi else "SPI"
+        self.mismatches = []
+        self.checked = 0
+        self.frames = []
+        self.resets = 0
+        self.history = deque(maxlen=8)      # recent transactions, for mismatch reports
+        self.model = self._new_model()
+
+    def _new_model(self):
+        from sw.host.protocol import Window
+        w = self.config.windows(0)
+        self.firmware = ServerFirmwareModel(self.config, self.runs_layers, self.golden)
+        self.pending = None            # command whose completion the model still defers
+        return DeviceModel(self.firmware, qpi=self.qpi, sensor=self._sensor, chunk_delay=1 << 40,
+                           sensor_delay=1 << 40,
+                           window_sizes={Window.MODEL: w["model"][1], Window.TENSOR: w["tensor"][1],
+                                         Window.SERVER: w["server"][1]})
+
+    def _sensor(self):
+        n = self.model.expected_input
+        if n == 0:
+            return b""
+        return self.frames.pop(0)[:n] if self.frames else None
+
+    async def run_phase(self):
+        import cocotb
+        cocotb.start_soon(self._sensor_loop())
+        while True:
+            self.check(await self.host_fifo.get())
+
+    async def _sensor_loop(self):
+        while True:
+            self.frames.append((await self.sensor_fifo.get()).data)
+
+    # -- prediction ---------------------------------------------------------
+    def _status_shown(self, obs):
+        """Status bits a whole RStatus/RERROR read shows (None otherwise)."""
+        if obs.cmd not in (Cmd.RSTATUS, Cmd.RERROR) or obs.clocks != obs.cpb * (1 + DUMMY_CLOCKS // obs.cpb + 4):
+            return None
+        first = 1 + DUMMY_CLOCKS // obs.cpb
+        data = obs.device[first:first + 4]
+        if any(b is None for b in data):
+            return None
+        word = int.from_bytes(bytes(data), "little")
+        return word >> RERROR_STATUS_SHIFT if obs.cmd == Cmd.RERROR else word
+
+    def _release(self, obs):
+        """Runs deferred completions, one stage at a time, until the model
+        shows the status the device shows (or nothing is left to run).  A
+        firmware error is one stage (error bit set, still busy) and the busy
+        clear the next, as in the firmware (host_port_error, then
+        host_port_clear)."""
+        shown = self._status_shown(obs)
+        if shown is None or not self.model.jobs:
+            return
+        mask = BUSY_MASK | 1 << Status.ERROR
+        while self.model.jobs and (shown & mask) != (self.model.status & mask):
+            self.model._tick(force=True)      # one stage: the jobs due now, not those they schedule
+        if self.model.jobs:
+            return
+        if self.pending is not None:
+            _, error = self.firmware.last if getattr(self.firmware, "last", None) else (None, None)
+            self.coverage.sample_outcome(self.pending, error.name if error else "OK", self.mode)
+            if self.pending == Cmd.WMODEL.name and error is None and self.firmware.model:
+                self.coverage.sample_model(self.firmware.model["image"], executed=False)
+            if self.pending == Cmd.INFERENCE.name and error is None and self.firmware.model \
+                    and self.firmware.model["n_layers"]:
+                self.coverage.sample_model(self.firmware.model["image"], executed=True)
+            self.pending = None
+
+    def check(self, obs):
+        if obs.reset:
+            self.resets += 1
+            self.model = self._new_model()
+            return
+        if obs.clocks == 0:
+            self.model.transaction(obs.host, 0)
+            return
+        self.history.append(self._describe(obs))
+        self._release(obs)
+        jobs_before = len(self.model.jobs)
+        miso = self.model.transaction(obs.host, obs.clocks)
+        outcome = self.model.outcomes[-1]
+        first = 1 + DUMMY_CLOCKS // obs.cpb
+        if self.fault:
+            miso = self.fault.apply(outcome.cmd, miso, first)
+        self._compare(obs, outcome, miso, first)
+        name = outcome.cmd.name if outcome.cmd is not None else (UNKNOWN if outcome.code is not None else NO_COMMAND)
+        if outcome.error is not None:
+            self.coverage.sample_outcome(name, outcome.error.name, self.mode)
+        elif len(self.model.jobs) > jobs_before:
+            self.pending = name       # outcome known when the firmware is done
+            if outcome.cmd in (Cmd.WMODEL, Cmd.WSERVER) and len(obs.host) - 1 == 256:
+                self.coverage.sample_outcome(name, "OK", self.mode)    # intermediate chunk
+                self.pending = None
+        else:
+            self.coverage.sample_outcome(name, "OK", self.mode)
+        shown = self._status_shown(obs)
+        if shown is not None:
+            self.coverage.sample_status(shown, self.mode)
+
+    def _compare(self, obs, outcome, miso, first):
+        self.checked += 1
+        cpb = obs.cpb
+        whole = obs.clocks // cpb
+        mask_data = self.runs_layers and outcome.cmd == Cmd.RTIMINGS     # values are measured times
+        for slot, (want, got) in enumerate(zip(miso, obs.device)):
+            if (want is None) != (got is None):
+                self._mismatch(obs, slot, want, got, "device drove" if got is not None else "device did not drive")
+                return
+            if want is not None and slot < whole and want != got and not mask_data:
+                self._mismatch(obs, slot, want, got, "data")
+                return
+
+    @staticmethod
+    def _describe(obs):
+        cmd = obs.cmd.name if obs.cmd is not None else (f"0x{obs.code:02x}" if obs.code is not None else "(partial)")
+        dev = bytes(b for b in obs.device if b is not None)
+        return (f"{obs.time_ps / 1e6:10.3f} us {cmd:<9} {obs.clocks:5d} clocks host {obs.host[1:9].hex()}"
+                f"{'..' if len(obs.host) > 9 else ''} device {dev[:12].hex()}{'..' if len(dev) > 12 else ''}")
+
+    def _mismatch(self, obs, slot, want, got, what):
+        cmd = obs.cmd.name if obs.cmd is not None else f"code {obs.code}"
+        fmt = lambda v: "-" if v is None else f"0x{v:02x}"
+        first = 1 + DUMMY_CLOCKS // obs.cpb
+        region = "command" if slot == 0 else ("dummy" if slot < first else f"data byte {slot - first}")
+        msg = (f"t={obs.time_ps / 1e6:.3f} us {cmd} ({obs.clocks} clocks, {self.mode}): {what} at slot {slot} "
+               f"({region}): expected {fmt(want)}, device {fmt(got)}; model status 0x{self.model.status:x}")
+        self.mismatches.append(msg)
+        if len(self.mismatches) <= MAX_REPORTED:
+            self.logger.error(f"MISMATCH {msg}\n  last transactions:\n    " + "\n    ".join(self.history))
+
+    def check_phase(self):
+        self.logger.info(f"scoreboard: {self.checked} transactions checked, {len(self.mismatches)} mismatch(es), "
+                         f"{self.resets} reset(s)")
+        assert not self.mismatches, f"{len(self.mismatches)} mismatch(es); first: {self.mismatches[0]}"
+        assert self.checked > 0, "scoreboard saw no transaction"

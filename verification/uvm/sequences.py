@@ -1,0 +1,303 @@
+"""Sequence library: stimulus only, never pins.  Every sequence talks to the
+SPI/QPI sequencer (and the sensor sequencer where Acquire needs a frame) and
+decides from what the device answered; the scoreboard, not the sequence,
+judges every answer.
+
+* :class:`RandomTrafficSeq` -- constrained-random valid traffic.
+* :class:`ErrorInjectionSeq` -- one error of each kind, in random order.
+* :class:`ModelSeq` -- a YAML model as WModel/WTensor/Inference/RTensor.
+"""
+
+import random
+
+from pyuvm import ConfigDB, uvm_sequence
+
+from sw import model_image as mi
+from sw.host.protocol import (ALIASES, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status, decode_rerror,
+                              decode_spec)
+from verification.uvm.items import HostItem, SensorItem
+
+POLL_GAP_NS = 500          # between two status polls: the firmware needs time, not transactions
+MAX_POLLS = 4000
+
+
+class HostSeq(uvm_sequence):
+    """Base: helpers that each send one item and return what came back."""
+
+    def __init__(self, name, rng=None):
+        super().__init__(name)
+        self.rng = rng or random.Random(0)
+
+    async def send(self, cmd=0, write=b"", read_len=0, tag="", **kw):
+        item = HostItem("item", cmd=cmd, write=write, read_len=read_len, tag=tag or self.get_name(), **kw)
+        await self.start_item(item)
+        await self.finish_item(item)
+        return item.data
+
+    async def wait_ns(self, ns):
+        await self.send(kind="wait", wait_ns=ns)
+
+    async def reset(self):
+        await self.send(kind="reset")
+
+    async def peek(self):
+        """RERROR: (status bits, cause) without clearing."""
+        return decode_rerror(int.from_bytes(await self.send(Cmd.RERROR, read_len=4), "little"))
+
+    async def status(self):
+        return int.from_bytes(await self.send(Cmd.RSTATUS, read_len=4), "little")
+
+    async def wait_idle(self):
+        """Polls RERROR until no busy bit is set; returns the last (status,
+        cause); the error, if any, is left for the caller (and the
+        scoreboard) to see."""
+        for _ in range(MAX_POLLS):
+            status, cause = await self.peek()
+            if not status & BUSY_MASK:
+                return status, cause
+            await self.wait_ns(POLL_GAP_NS)
+        raise AssertionError(f"device busy after {MAX_POLLS} polls (status 0x{status:x})")
+
+    async def settle(self):
+        """Wait for idle, then clear any error with RStatus."""
+        status, cause = await self.wait_idle()
+        if status >> Status.ERROR & 1:
+            await self.status()
+        return status, cause
+
+    async def spec(self):
+        return decode_spec(await self.send(Cmd.RSPEC, read_len=16))
+
+    async def write_chunked(self, cmd, data, settle_each=True):
+        chunks = [data[i:i + CHUNK_SIZE] for i in range(0, len(data), CHUNK_SIZE)]
+        if len(data) % CHUNK_SIZE == 0:
+            chunks.append(b"")
+        for chunk in chunks:
+            await self.send(cmd, chunk)
+            await self.wait_idle()
+        return await self.settle()
+
+    async def sensor_frame(self, data):
+        seqr = ConfigDB().get(None, "", "SENSOR_SEQR")
+        await SensorFrameSeq("frame", data).start(seqr)
+
+
+class SensorFrameSeq(uvm_sequence):
+    def __init__(self, name, data):
+        super().__init__(name)
+        self.data = data
+
+    async def body(self):
+        item = SensorItem("frame", self.data)
+        await self.start_item(item)
+        await self.finish_item(item)
+
+
+def synthetic_image(rng, corrupt=False):
+    """A model image without layers (random payload and sizes), as the
+    server accepts today; ``corrupt`` flips a payload bit (BAD_MODEL)."""
+    payload = bytes(rng.getrandbits(8) for _ in range(rng.choice((4, 60, 200, 252, 480, 700))))
+    image = bytearray(mi.build_image(payload, 4 * rng.randint(0, 32), 0, 0))
+    if corrupt:
+        image[-1] ^= 1 << rng.randrange(8)
+    return bytes(image)
+
+
+class RandomTrafficSeq(HostSeq):
+    """``n`` random operations, each a valid use of the protocol (whose
+    outcome may still be an error the scoreboard predicts, e.g. a tensor
+    length that does not match the model)."""
+
+    def __init__(self, name, rng, n=30):
+        super().__init__(name, rng)
+        self.n = n
+
+    async def body(self):
+        ops = [self.op_reads, self.op_model, self.op_tensor, self.op_inference, self.op_acquire,
+               self.op_aliases]
+        for _ in range(self.n):
+            await self.rng.choice(ops)()
+            await self.settle()
+
+    async def op_reads(self):
+        for _ in range(self.rng.randint(1, 4)):
+            cmd = self.rng.choice((Cmd.RID, Cmd.RSPEC, Cmd.RSTATUS, Cmd.RERROR))
+            await self.send(cmd, read_len=COMMANDS[cmd].read_len)
+
+    async def op_model(self):
+        await self.write_chunked(Cmd.WMODEL, synthetic_image(self.rng, corrupt=self.rng.random() < 0.15))
+
+    async def op_tensor(self):
+        n = (await self.spec())["input_bytes"]
+        if self.rng.random() < 0.2:
+            n = 4 * self.rng.randint(1, 16)          # maybe not what the model wants
+        await self.send(Cmd.WTENSOR, bytes(self.rng.getrandbits(8) for _ in range(n)))
+
+    async def op_inference(self):
+        await self.send(Cmd.INFERENCE)
+        await self.wait_idle()
+        out = (await self.spec())["output_bytes"]
+        await self.send(Cmd.RTENSOR, read_len=out)
+        await self.send(Cmd.RTIMINGS, read_len=0)
+
+    async def op_acquire(self):
+        n = (await self.spec())["input_bytes"]
+        await self.send(Cmd.ACQUIRE)
+        if n:
+            await self.sensor_frame(bytes(self.rng.getrandbits(8) for _ in range(n)))
+        await self.wait_idle()
+
+    async def op_aliases(self):
+        """The datasheet's example codes: a model with 0x80, a tensor with 0x90."""
+        image = synthetic_image(self.rng)
+        for i in range(0, len(image) + 1, CHUNK_SIZE):
+            chunk = image[i:i + CHUNK_SIZE]
+            await self.send(0x80, chunk)
+            await self.wait_idle()
+            if len(chunk) < CHUNK_SIZE:
+                break
+        await self.settle()
+        n = (await self.spec())["input_bytes"]
+        await self.send(0x90, bytes(n))
+
+
+UNKNOWN_CODES = [c for c in range(256) if c not in {int(x) for x in Cmd} and c not in ALIASES]
+
+
+class ErrorInjectionSeq(HostSeq):
+    """Each injection, then a check that the device still works (RID, and
+    the scoreboard's prediction of every answer).  ``kinds``: which ones
+    (default all, in random order)."""
+
+    KINDS = ("unknown_command", "broken_chunk_sequence", "chunk_too_long", "busy", "truncated_read",
+             "cs_mid_command", "cs_mid_data", "bad_length", "corrupt_model", "corrupt_server",
+             "inference_without_tensor", "reset_mid_chunks", "reset_mid_acquire")
+
+    def __init__(self, name, rng, kinds=None, rounds=1):
+        super().__init__(name, rng)
+        self.kinds = list(kinds or self.KINDS)
+        self.rounds = rounds
+
+    async def body(self):
+        for _ in range(self.rounds):
+            self.rng.shuffle(self.kinds)
+            for kind in self.kinds:
+                await getattr(self, kind)()
+                await self.settle()
+                await self.send(Cmd.RID, read_len=4, tag=f"{kind}: still alive")
+
+    async def load_model(self, input_bytes=None):
+        n = 4 * self.rng.randint(4, 32) if input_bytes is None else input_bytes
+        payload = bytes(self.rng.getrandbits(8) for _ in range(64))
+        await self.write_chunked(Cmd.WMODEL, mi.build_image(payload, n, 0, 0))
+        return n
+
+    async def unknown_command(self):
+        code = self.rng.choice(UNKNOWN_CODES)
+        await self.send(code, read_len=self.rng.choice((0, 4)), tag="unknown command")
+
+    async def broken_chunk_sequence(self):
+        cmd = self.rng.choice((Cmd.WMODEL, Cmd.WSERVER))
+        await self.send(cmd, bytes(CHUNK_SIZE), tag="first chunk")
+        await self.wait_idle()
+        other = self.rng.choice([c for c in (Cmd.WMODEL, Cmd.WSERVER, Cmd.WTENSOR, Cmd.INFERENCE,
+                                             Cmd.ACQUIRE, Cmd.RTENSOR) if c != cmd])
+        info = COMMANDS[other]
+        await self.send(other, bytes(4) if info.kind.name == "WRITE" else b"",
+                        read_len=0, tag="breaks the sequence")
+
+    async def chunk_too_long(self):
+        await self.send(self.rng.choice((Cmd.WMODEL, Cmd.WSERVER)), bytes(CHUNK_SIZE + 4 * self.rng.randint(1, 4)))
+
+    async def busy(self):
+        """Acquire waits for its sensor frame: meanwhile commands other than
+        RStatus/RERROR are refused (BUSY) and write nothing."""
+        n = await self.load_model()
+        await self.send(Cmd.ACQUIRE)
+        for _ in range(self.rng.randint(1, 3)):
+            cmd = self.rng.choice((Cmd.RID, Cmd.RSPEC, Cmd.WTENSOR, Cmd.INFERENCE, Cmd.WMODEL, Cmd.RTENSOR))
+            info = COMMANDS[cmd]
+            await self.send(cmd, bytes(n) if cmd == Cmd.WTENSOR else (bytes(8) if info.kind.name == "WRITE" else b""),
+                            read_len=info.read_len or 0, tag="while busy")
+            await self.peek()
+        await self.sensor_frame(bytes(self.rng.getrandbits(8) for _ in range(n)))
+        await self.wait_idle()
+
+    async def truncated_read(self):
+        cmd = self.rng.choice((Cmd.RID, Cmd.RSPEC, Cmd.RSTATUS, Cmd.RERROR))
+        n = COMMANDS[cmd].read_len
+        await self.send(cmd, read_len=self.rng.choice([k for k in (0, 1, 2, n - 1, n + 1, n + 4) if k >= 0 and k != n]),
+                        tag="wrong read length")
+
+    async def cs_mid_command(self):
+        width = 4 if self._qpi() else 1
+        await self.send(self.rng.choice(list(Cmd)), bits=width * self.rng.randint(1, 8 // width - 1),
+                        tag="CS_N up inside the command byte")
+
+    async def cs_mid_data(self):
+        width = 4 if self._qpi() else 1
+        nbytes = 4 * self.rng.randint(1, 4)
+        cut = 8 + 8 * self.rng.randrange(nbytes) + width * self.rng.randint(1, 8 // width - 1)
+        await self.send(self.rng.choice((Cmd.WTENSOR, Cmd.WMODEL)), bytes(nbytes), bits=cut,
+                        tag="CS_N up inside a data byte")
+
+    async def bad_length(self):
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            await self.send(Cmd.WTENSOR, bytes(4 * self.rng.randint(1, 8) + self.rng.randint(1, 3)))
+        elif choice == 1:
+            await self.send(self.rng.choice((Cmd.INFERENCE, Cmd.ACQUIRE)), bytes(4))
+        else:
+            n = await self.load_model()
+            await self.send(Cmd.WTENSOR, bytes(n + 4), tag="not the model's input size")
+
+    async def corrupt_model(self):
+        await self.write_chunked(Cmd.WMODEL, synthetic_image(self.rng, corrupt=True))
+
+    async def corrupt_server(self):
+        image = bytes(self.rng.getrandbits(8) for _ in range(4 * self.rng.randint(1, 100)))
+        await self.write_chunked(Cmd.WSERVER, image)
+
+    async def inference_without_tensor(self):
+        await self.load_model()
+        await self.send(Cmd.INFERENCE)
+        await self.wait_idle()
+
+    async def reset_mid_chunks(self):
+        await self.send(Cmd.WMODEL, bytes(CHUNK_SIZE))
+        await self.wait_idle()
+        await self.reset()
+        await self.send(Cmd.WMODEL, bytes(4), tag="after reset: a new sequence")
+
+    async def reset_mid_acquire(self):
+        await self.load_model()
+        await self.send(Cmd.ACQUIRE)
+        await self.reset()
+        await self.spec()
+
+    def _qpi(self):
+        return ConfigDB().get(None, "", "QPI")
+
+
+class ModelSeq(HostSeq):
+    """A YAML model (model_traffic.ModelTraffic) through the host protocol:
+    WModel in chunks, RSpec, WTensor, Inference, RTensor, RTimings."""
+
+    def __init__(self, name, traffic, rng=None, inferences=1):
+        super().__init__(name, rng)
+        self.traffic = traffic
+        self.inferences = inferences
+
+    async def body(self):
+        t = self.traffic
+        ConfigDB().get(None, "", "GOLDEN").register(t)
+        await self.write_chunked(Cmd.WMODEL, t.image)
+        await self.spec()
+        for _ in range(self.inferences):
+            await self.send(Cmd.WTENSOR, t.input, tag=f"{t.name}: input")
+            await self.settle()
+            await self.send(Cmd.INFERENCE, tag=f"{t.name}: inference ({t.n_layers} layers)")
+            await self.settle()
+            await self.send(Cmd.RTENSOR, read_len=t.output_bytes, tag=f"{t.name}: output")
+            await self.send(Cmd.RTIMINGS, read_len=4 * t.n_layers, tag=f"{t.name}: timings")
+            await self.settle()
