@@ -14,6 +14,7 @@ BUILD     := build
 APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev liblz4-dev g++ make
 
 # make sim options
+MODEL      ?= examples/cnn_instructions.yaml
 TRACE      ?= 0
 SIM_ARGS   ?=
 ifeq ($(TRACE),1)
@@ -25,7 +26,8 @@ endif
 help: ## list the targets
 	@echo "tensorsoc targets:"
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "options: make sim TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst), SIM_ARGS='--qpi' (see .venv/bin/tsoc sim --help)"
+	@echo "options: make sim MODEL=file.yaml (default $(MODEL); MODEL= for none), TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst),"
+	@echo "         SIM_ARGS='--qpi --json out.json' (see .venv/bin/tsoc sim --help)"
 
 setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt packages (idempotent)
 
@@ -50,8 +52,8 @@ system-deps:
 	  || { echo "[setup] error: apt-get could not install:$$missing (install them by hand and re-run)"; exit 1; }; \
 	fi
 
-sim: setup ## build the SoC + firmware, simulate in Verilator, talk to it through its SPI port
-	$(TSOC) sim $(SIM_ARGS)
+sim: setup ## build the SoC + firmware, simulate in Verilator, run the default model through its SPI port
+	$(TSOC) sim $(if $(MODEL),--model $(MODEL)) $(SIM_ARGS)
 
 test: setup ## run the test suite (unit tests, then the SoC simulation tests)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml

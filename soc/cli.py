@@ -91,6 +91,21 @@ def _sim_through_host_port(build, args):
     results = build.build_dir / "sim_results.xml"
     env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": "0",
            "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
+    if args.model:
+        from pathlib import Path
+        model = Path(args.model)
+        if not model.is_file():
+            raise UserError(f"--model {args.model}: no such file")
+        from sw.model.frontend import load_model
+        from sw.model.yamlsrc import ModelError
+        try:
+            load_model(model, build.config)            # report YAML errors before building anything
+        except ModelError as e:
+            raise UserError(str(e))
+        env["TSOC_SIM_MODEL"] = str(model.resolve())
+    if args.json:
+        from pathlib import Path
+        env["TSOC_SIM_JSON"] = str(Path(args.json).resolve())
     try:
         cocotb_test(runner, build, "verification.soc.sim_main", results, waves=waves, extra_env=env,
                     trace_file=args.trace)
@@ -127,12 +142,17 @@ def register(groups):
                        description="Generate the SoC, compile the firmware, build the Verilator simulator "
                                    "(only what changed), boot the firmware (banner, main-RAM test) and talk "
                                    "to it only through the SPI/QPI host port with the host library: read RID "
-                                   "and RSpec and print them decoded. Exits 0 when all checks pass. With "
+                                   "and RSpec and print them decoded; with --model, run a YAML model and "
+                                   "compare its outputs with the golden model. Exits 0 when all checks pass. With "
                                    "--no-host, the C++ harness runs the firmware alone until it exits (its "
                                    "status; 124 when --max-cycles is reached).")
     _add_config_args(s)
     s.add_argument("--trace", metavar="FILE.fst", help="write an FST waveform (open with GTKWave or Surfer)")
     s.add_argument("--qpi", action="store_true", help="the host uses QPI (straps MISO low at reset) instead of SPI")
+    s.add_argument("--model", metavar="FILE.yaml",
+                   help="run this YAML model end to end through the host port and compare it with the golden model")
+    s.add_argument("--json", metavar="OUT.json",
+                   help="write the results (per-layer times, cycles, MACs, peak, golden comparison) as JSON")
     s.add_argument("--no-host", action="store_true",
                    help="run the firmware alone in the fast C++ harness (exits after the boot checks)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,

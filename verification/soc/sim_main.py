@@ -42,11 +42,28 @@ async def main(dut):
         say(f"         {labels[name]:<24} {value}{extra}")
     status = await dev.status()
     say(f"[host] status = {status}")
+    result = None
+    model_file = os.environ.get("TSOC_SIM_MODEL")
+    if model_file:
+        from sw.model.frontend import load_model
+        from verification.soc.model_job import print_result, run_model
+        model = load_model(model_file, cfg)
+        say(f"[model] {model_file}: {model.n_layers} layers, input {model.input_bytes} B, "
+            f"output {model.output_bytes} B")
+        result = await run_model(dev, model, cfg.sys_clk_freq, cfg.peak_macs_per_clock)
+        print_result(result, say)
     cycles = round(get_sim_time(unit="ns") * cfg.sys_clk_freq / 1e9)
     wall = time.monotonic() - wall0
     say(f"[sim] {cycles} cycles ({cycles / cfg.sys_clk_freq * 1e3:.3f} ms at {cfg.sys_clk_freq / 1e6:.0f} MHz) "
         f"in {wall:.2f} s wall: {cycles / wall / 1e6:.3f} MHz simulated")
+    if os.environ.get("TSOC_SIM_JSON"):
+        import json
+        from pathlib import Path
+        Path(os.environ["TSOC_SIM_JSON"]).write_text(json.dumps(
+            {"model": model_file, "cycles": cycles, "rid": rid, "spec": spec, **(result or {})}, indent=1) + "\n")
+        say(f"[sim] results: {os.environ['TSOC_SIM_JSON']}")
     memtest_ok = flags & 1 or any(l.startswith("memtest: PASS") for l in console.lines)
     assert rid == DEVICE_ID, f"RID 0x{rid:08x}"
     assert spec["tiles"] == cfg.np and spec["internal_kib"] == cfg.main_ram_size // 1024, spec
     assert memtest_ok, "the boot memory test did not pass"
+    assert result is None or result["bit_exact"], "the model's outputs differ from the golden model"
