@@ -90,7 +90,7 @@ def cmd_regress(args):
             raise UserError(str(e)) from None
     else:
         specs = P.plan(args.seed, args.n, tuple(args.tests) if args.tests else P.TEST_CLASSES)
-    out = Path(args.out)
+    out = Path(args.out).resolve()     # the simulator runs in the gateware folder
     out.mkdir(parents=True, exist_ok=True)
     build = SimBuild(build_dir=Path(args.build_dir), log=lambda m: print(m, flush=True))
     t0 = time.monotonic()

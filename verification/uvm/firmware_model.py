@@ -6,15 +6,22 @@ describes what *this* server (sw/firmware/server.c) does with each message,
 so the scoreboard can predict every status word, error cause and read
 length the SoC produces.
 
-**The layered-model switch.**  Today the server accepts model images but
-refuses to run a model with layers (BAD_MODEL at Inference: the op runtime is
-not in the firmware yet), and runs a layer-less model with an empty output.
-``FIRMWARE_RUNS_LAYERS`` says which behaviour the scoreboard expects.  When
-the op runtime lands, set it to True (or pass ``runs_layers=True``): the
-scoreboard then expects the golden model's output tensor bit-exact (RTensor)
-and one RTimings word per layer, and every layered model of the regression
-becomes a real end-to-end check.  Nothing switches silently: the regression
-report prints which behaviour was expected.
+**The layered-model switch.**  ``FIRMWARE_RUNS_LAYERS`` says which server the
+scoreboard expects:
+
+* False -- a server without an op runtime: model images accepted, Inference
+  of a model with layers refused with BAD_MODEL, a layer-less model run with
+  an empty output (RTensor and RTimings of length 0).
+* True -- the server runs every op (since commit 43ef649 in software on the
+  MCORE, sw/firmware/model_run.c): RTensor returns the output block, which
+  the scoreboard expects bit-exact from the golden model
+  (verification/golden/cnn.py through model_traffic.GoldenTable), and
+  RTimings one word per layer (measured times: only the length is
+  predicted).
+
+It is True now.  The environment variable TSOC_UVM_RUNS_LAYERS=0/1 overrides
+it for one run; the regression report prints which behaviour was expected,
+so the switch is never silent.
 """
 
 import struct
@@ -24,13 +31,14 @@ from sw import model_image as mi
 from sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
 from verification.host.device_model import Firmware
 
-FIRMWARE_RUNS_LAYERS = False
+FIRMWARE_RUNS_LAYERS = True
 MAX_LAYERS = 64                  # server.c: RTimings words it can hold
+MAIN_RAM_BASE = 0x4000_0000
 
 
 def expectation(runs_layers=FIRMWARE_RUNS_LAYERS):
     return ("layered models run: RTensor = golden output (bit-exact)" if runs_layers else
-            "layered models refused at Inference with BAD_MODEL (firmware op runtime not landed); "
+            "layered models refused at Inference with BAD_MODEL (no firmware op runtime); "
             "layer-less models run with an empty output")
 
 
@@ -83,7 +91,41 @@ class ServerFirmwareModel(Firmware):
                 or zlib.crc32(image[mi.HEADER_SIZE:]) != crc or layers > MAX_LAYERS
                 or inb > self.config.tensor_window_size):
             return None
+        if self.runs_layers and not self._tables_valid(image):
+            return None
         return {"input_bytes": inb, "output_bytes": outb, "n_layers": layers, "image": image}
+
+    def _tables_valid(self, image):
+        """model_run.c's model_validate: table sizes and bounds, arena below
+        the model window, tensor regions, op operands and opcodes."""
+        payload = len(image) - mi.HEADER_SIZE
+        if payload < 4 * len(mi.MODEL_FIELDS):
+            return False
+        sec = dict(zip((f for f, _ in mi.MODEL_FIELDS), struct.unpack_from(f"<{len(mi.MODEL_FIELDS)}I", image,
+                                                                         mi.HEADER_SIZE)))
+        tw, ow = len(mi.TENSOR_FIELDS), len(mi.OP_FIELDS)
+        if sec["tensor_words"] != tw or sec["op_words"] != ow:
+            return False
+        nt, no = sec["n_tensors"], sec["n_ops"]
+        if (sec["tensor_table"] + 4 * tw * nt > payload or sec["op_table"] + 4 * ow * no > payload
+                or sec["consts"] + sec["const_bytes"] > payload):
+            return False
+        windows = self.config.windows(MAIN_RAM_BASE)
+        if MAIN_RAM_BASE + sec["arena_base"] + sec["arena_bytes"] > windows["model"][0]:
+            return False
+        word = lambda off: struct.unpack_from("<I", image, mi.HEADER_SIZE + off)[0]
+        region = [f for f, _ in mi.TENSOR_FIELDS].index("region")
+        if any(word(sec["tensor_table"] + 4 * (tw * i + region)) > mi.REGIONS["ARENA"] for i in range(nt)):
+            return False
+        names = [f for f, _ in mi.OP_FIELDS]
+        operands = range(names.index("res"), names.index("batch") + 1)
+        for i in range(no):
+            op = [word(sec["op_table"] + 4 * (ow * i + k)) for k in range(ow)]
+            if any(op[k] != mi.NONE and op[k] >= nt for k in operands):
+                return False
+            if not min(mi.OPCODES.values()) <= op[0] <= max(mi.OPCODES.values()):
+                return False
+        return True
 
     def _on_server_done(self, dev, length):
         # The regression uploads only images the server must refuse: a valid
@@ -104,7 +146,7 @@ class ServerFirmwareModel(Firmware):
             error = ErrorCause.BAD_MODEL
         else:
             error = None
-            if m["n_layers"]:
+            if self.runs_layers:
                 tensor = bytes(dev.windows[Window.TENSOR][:m["input_bytes"]])
                 dev.set_read_data(Cmd.RTENSOR, self.golden(m["image"], tensor))
                 dev.set_read_data(Cmd.RTIMINGS, bytes(4 * m["n_layers"]))

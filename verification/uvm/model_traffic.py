@@ -16,6 +16,7 @@ from sw.model.frontend import load_model
 
 @dataclass
 class ModelTraffic:
+    model: object            # sw.model.frontend.Model
     name: str
     image: bytes
     input: bytes
@@ -42,26 +43,65 @@ def from_model(model, name=None):
                       lambda op: op.h2c_padding, g.fixed)
     out = _host_bytes(model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
                       lambda op: op.c2h_padding, g.fixed)
-    return ModelTraffic(name or str(model.file), image, inp, out, model.n_layers, model.output_bytes)
+    return ModelTraffic(model, name or str(model.file), image, inp, out, model.n_layers, model.output_bytes)
 
 
 def from_yaml(path, config=None):
     return from_model(load_model(path, config), name=str(path))
 
 
+def golden_output(model, tensor):
+    """Golden output bytes of ``model`` for any input tensor bytes (what the
+    host wrote with WTensor or the sensor delivered): the input tensors'
+    values are taken from ``tensor``, then the golden model runs."""
+    from verification.golden.cnn import run
+    saved = [(op.h2c, op.h2c.raw) for op in model.inputs]
+    try:
+        for op in model.inputs:
+            t = op.h2c
+            n = t.host_elements(op.h2c_padding)
+            vals = np.frombuffer(tensor[op.h2c_offset:op.h2c_offset + 2 * n], dtype="<i2").astype(np.int64)
+            t.raw = L.host_to_device(vals, t.dims, t.layout, op.h2c_padding)
+        g = run(model)
+        return _host_bytes(model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
+                           lambda op: op.c2h_padding, g.fixed)
+    finally:
+        for t, raw in saved:
+            t.raw = raw
+
+
 class GoldenTable:
-    """The scoreboard's golden callable: output bytes of (image, input) pairs
-    the sequences registered."""
+    """The scoreboard's golden callable (image bytes, input bytes) -> output
+    bytes, for the models the sequences registered."""
 
     def __init__(self):
-        self.outputs = {}
+        self.models = {}
+        self.cache = {}
 
     def register(self, traffic):
-        self.outputs[(traffic.image, traffic.input)] = traffic.output
+        self.models[traffic.image] = traffic.model
+        self.cache[(traffic.image, traffic.input)] = traffic.output
 
     def __call__(self, image, tensor):
-        try:
-            return self.outputs[(image, tensor)]
-        except KeyError:
-            raise AssertionError("inference of a model/input pair no sequence registered: "
-                                 "no golden output to compare with") from None
+        key = (image, bytes(tensor))
+        if key not in self.cache:
+            if image not in self.models:
+                raise AssertionError("inference of a model image no sequence registered: no golden model")
+            self.cache[key] = golden_output(self.models[image], key[1])
+        return self.cache[key]
+
+
+def traffic_of(text, name, config=None):
+    """Traffic of YAML text (checked with the SoC's configuration: the one the
+    simulation runs, when called inside it)."""
+    import tempfile
+    from pathlib import Path
+    if config is None:
+        from verification.soc.host_env import soc_config
+        config = soc_config()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / f"{name}.yaml"
+        path.write_text(text)
+        t = from_yaml(path, config)
+    t.name = name
+    return t

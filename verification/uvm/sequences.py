@@ -15,10 +15,12 @@ from pyuvm import ConfigDB, uvm_sequence
 from sw import model_image as mi
 from sw.host.protocol import (ALIASES, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status, decode_rerror,
                               decode_spec)
+from verification.uvm import yaml_gen
 from verification.uvm.items import HostItem, SensorItem
+from verification.uvm.model_traffic import traffic_of
 
-POLL_GAP_NS = 500          # between two status polls: the firmware needs time, not transactions
-MAX_POLLS = 4000
+POLL_GAP_NS = (500, 50_000)  # first and longest pause between status polls (backing off)
+MAX_WAIT_NS = 2_000_000_000  # 2 s of simulated time: an inference in software on the MCORE is long
 
 
 class HostSeq(uvm_sequence):
@@ -51,12 +53,16 @@ class HostSeq(uvm_sequence):
         """Polls RERROR until no busy bit is set; returns the last (status,
         cause); the error, if any, is left for the caller (and the
         scoreboard) to see."""
-        for _ in range(MAX_POLLS):
+        gap, waited = POLL_GAP_NS[0], 0
+        while True:
             status, cause = await self.peek()
             if not status & BUSY_MASK:
                 return status, cause
-            await self.wait_ns(POLL_GAP_NS)
-        raise AssertionError(f"device busy after {MAX_POLLS} polls (status 0x{status:x})")
+            if waited > MAX_WAIT_NS:
+                raise AssertionError(f"device still busy after {waited / 1e6:.1f} ms (status 0x{status:x})")
+            await self.wait_ns(gap)
+            waited += gap
+            gap = min(2 * gap, POLL_GAP_NS[1])
 
     async def settle(self):
         """Wait for idle, then clear any error with RStatus."""
@@ -93,13 +99,21 @@ class SensorFrameSeq(uvm_sequence):
         await self.finish_item(item)
 
 
-def synthetic_image(rng, corrupt=False):
-    """A model image without layers (random payload and sizes), as the
-    server accepts today; ``corrupt`` flips a payload bit (BAD_MODEL)."""
-    payload = bytes(rng.getrandbits(8) for _ in range(rng.choice((4, 60, 200, 252, 480, 700))))
-    image = bytearray(mi.build_image(payload, 4 * rng.randint(0, 32), 0, 0))
-    if corrupt:
-        image[-1] ^= 1 << rng.randrange(8)
+def pool_model(rng, layered=None):
+    """A model from the YAML generator (layer-less, or with layers), compiled
+    and registered with the scoreboard's golden table."""
+    seed = rng.randrange(1 << 20)
+    layered = rng.random() < 0.5 if layered is None else layered
+    text = yaml_gen.random_model(seed, max_layers=2, max_macs=4000) if layered else yaml_gen.layerless_model(seed)
+    t = traffic_of(text, f"{'random' if layered else 'layerless'}-{seed}")
+    ConfigDB().get(None, "", "GOLDEN").register(t)
+    return t
+
+
+def corrupted(rng, image):
+    """``image`` with one payload bit flipped: the CRC no longer matches."""
+    image = bytearray(image)
+    image[rng.randrange(mi.HEADER_SIZE, len(image))] ^= 1 << rng.randrange(8)
     return bytes(image)
 
 
@@ -125,7 +139,8 @@ class RandomTrafficSeq(HostSeq):
             await self.send(cmd, read_len=COMMANDS[cmd].read_len)
 
     async def op_model(self):
-        await self.write_chunked(Cmd.WMODEL, synthetic_image(self.rng, corrupt=self.rng.random() < 0.15))
+        image = pool_model(self.rng).image
+        await self.write_chunked(Cmd.WMODEL, corrupted(self.rng, image) if self.rng.random() < 0.15 else image)
 
     async def op_tensor(self):
         n = (await self.spec())["input_bytes"]
@@ -149,7 +164,7 @@ class RandomTrafficSeq(HostSeq):
 
     async def op_aliases(self):
         """The datasheet's example codes: a model with 0x80, a tensor with 0x90."""
-        image = synthetic_image(self.rng)
+        image = pool_model(self.rng, layered=False).image
         for i in range(0, len(image) + 1, CHUNK_SIZE):
             chunk = image[i:i + CHUNK_SIZE]
             await self.send(0x80, chunk)
@@ -186,11 +201,11 @@ class ErrorInjectionSeq(HostSeq):
                 await self.settle()
                 await self.send(Cmd.RID, read_len=4, tag=f"{kind}: still alive")
 
-    async def load_model(self, input_bytes=None):
-        n = 4 * self.rng.randint(4, 32) if input_bytes is None else input_bytes
-        payload = bytes(self.rng.getrandbits(8) for _ in range(64))
-        await self.write_chunked(Cmd.WMODEL, mi.build_image(payload, n, 0, 0))
-        return n
+    async def load_model(self):
+        """Loads a layer-less generated model; returns its input size."""
+        t = pool_model(self.rng, layered=False)
+        await self.write_chunked(Cmd.WMODEL, t.image)
+        return len(t.input)
 
     async def unknown_command(self):
         code = self.rng.choice(UNKNOWN_CODES)
@@ -252,7 +267,7 @@ class ErrorInjectionSeq(HostSeq):
             await self.send(Cmd.WTENSOR, bytes(n + 4), tag="not the model's input size")
 
     async def corrupt_model(self):
-        await self.write_chunked(Cmd.WMODEL, synthetic_image(self.rng, corrupt=True))
+        await self.write_chunked(Cmd.WMODEL, corrupted(self.rng, pool_model(self.rng, layered=False).image))
 
     async def corrupt_server(self):
         image = bytes(self.rng.getrandbits(8) for _ in range(4 * self.rng.randint(1, 100)))

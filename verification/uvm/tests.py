@@ -4,21 +4,10 @@ Each test is a short class that picks sequences."""
 
 import pyuvm
 
-from verification.uvm import model_traffic, yaml_gen
+from verification.uvm import yaml_gen
+from verification.uvm.model_traffic import traffic_of
 from verification.uvm.env import BaseTest
 from verification.uvm.sequences import ErrorInjectionSeq, ModelSeq, RandomTrafficSeq
-
-
-def _traffic(text, name):
-    import tempfile
-    from pathlib import Path
-    from verification.soc.host_env import soc_config
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"{name}.yaml"
-        path.write_text(text)
-        t = model_traffic.from_yaml(path, soc_config())
-    t.name = name
-    return t
 
 
 @pyuvm.test()
@@ -48,7 +37,7 @@ class ModelTest(BaseTest):
         seed = self.env.settings["seed"]
         for text, name in ((yaml_gen.layerless_model(seed), f"layerless-{seed}"),
                            (yaml_gen.random_model(seed), f"random-{seed}")):
-            await ModelSeq(name, _traffic(text, name), self.rng, inferences=2).start(self.host_seqr)
+            await ModelSeq(name, traffic_of(text, name), self.rng, inferences=2).start(self.host_seqr)
 
 
 @pyuvm.test()
@@ -57,10 +46,10 @@ class MixedTest(BaseTest):
 
     async def stimulus(self):
         seed = self.env.settings["seed"]
-        await ModelSeq("layerless", _traffic(yaml_gen.layerless_model(seed), f"layerless-{seed}"),
+        await ModelSeq("layerless", traffic_of(yaml_gen.layerless_model(seed), f"layerless-{seed}"),
                        self.rng).start(self.host_seqr)
         await ErrorInjectionSeq("errors", self.rng, kinds=self.rng.sample(ErrorInjectionSeq.KINDS, 5)
                                 ).start(self.host_seqr)
         await RandomTrafficSeq("random", self.rng, n=6).start(self.host_seqr)
-        await ModelSeq("layered", _traffic(yaml_gen.random_model(seed + 1000), f"random-{seed + 1000}"),
+        await ModelSeq("layered", traffic_of(yaml_gen.random_model(seed + 1000), f"random-{seed + 1000}"),
                        self.rng).start(self.host_seqr)

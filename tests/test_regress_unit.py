@@ -1,0 +1,157 @@
+"""The regression's building blocks without a simulator: the YAML generator,
+the test plan, the scoreboard's device/firmware model, coverage and reports."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from soc.config import SoCConfig
+from sw.host.protocol import CHUNK_SIZE, Cmd, ErrorCause, Status
+from verification.host.device_model import DeviceModel
+from verification.regress import plan as P
+from verification.regress import report
+from verification.uvm import coverage as C
+from verification.uvm import yaml_gen
+from verification.uvm.firmware_model import ServerFirmwareModel
+from verification.uvm.model_traffic import GoldenTable, golden_output, traffic_of
+
+
+def test_generated_models_are_valid_and_reproducible():
+    cfg = SoCConfig()
+    texts = [yaml_gen.random_model(s, cfg) for s in range(25)]
+    assert texts == [yaml_gen.random_model(s, cfg) for s in range(25)]          # same seed, same model
+    assert len(set(texts)) == 25                                                 # seeds differ
+    kinds = set()
+    for t in texts:
+        model = yaml_gen.check(t, cfg)                                           # sw.model's checks
+        assert model.n_layers >= 1 and yaml_gen.macs(model) <= 20000
+        kinds |= {op.kind for op in model.ops}
+    assert {"conv", "lin", "maxpool", "stream"} <= kinds
+    for s in range(10):
+        assert yaml_gen.check(yaml_gen.layerless_model(s, cfg), cfg).n_layers == 0
+
+
+def test_checker_refuses_a_broken_generated_model():
+    """check() is the real checker: a generated model with one rule broken
+    (a channel count not divisible by VW) is refused."""
+    from sw.model.yamlsrc import ModelError
+    text = yaml_gen.layerless_model(3).replace("- 8\n", "- 7\n").replace(", 8]", ", 7]")
+    with pytest.raises(ModelError, match="divisible"):
+        yaml_gen.check(text)
+
+
+def test_plan_is_derived_from_the_seed():
+    a, b = P.plan(7, 10), P.plan(7, 10)
+    assert a == b and P.plan(8, 10) != a
+    assert {s.mode for s in a} == {"spi", "qpi"} and {s.test for s in a} == set(P.TEST_CLASSES)
+    assert P.TestSpec.parse(a[3].key) == a[3]
+    with pytest.raises(ValueError):
+        P.TestSpec.parse("NoSuchTest/spi/1")
+
+
+def _device(runs_layers=True, golden=None):
+    fw = ServerFirmwareModel(SoCConfig(), runs_layers=runs_layers, golden=golden)
+    return DeviceModel(fw), fw
+
+
+def _write(dev, cmd, data):
+    dev.transaction(bytes([cmd]) + data, 8 * (1 + len(data)))
+
+
+def _load(dev, image):
+    chunks = [image[i:i + CHUNK_SIZE] for i in range(0, len(image), CHUNK_SIZE)]
+    if len(image) % CHUNK_SIZE == 0:
+        chunks.append(b"")
+    for c in chunks:
+        _write(dev, Cmd.WMODEL, c)
+        dev.run_pending()
+
+
+def test_firmware_model_runs_layers_against_the_golden_model():
+    t = traffic_of(yaml_gen.random_model(4), "m4", SoCConfig())
+    golden = GoldenTable()
+    golden.register(t)
+    dev, fw = _device(golden=golden)
+    _load(dev, t.image)
+    assert not dev.error and fw.model["n_layers"] == t.n_layers
+    _write(dev, Cmd.WTENSOR, t.input)
+    dev.run_pending()
+    _write(dev, Cmd.INFERENCE, b"")
+    dev.run_pending()
+    assert not dev.error and dev.read_data[Cmd.RTENSOR] == t.output
+    assert len(dev.read_data[Cmd.RTIMINGS]) == 4 * t.n_layers
+    other = bytes(reversed(t.input))              # any input: the golden model runs on it
+    assert golden(t.image, other) == golden_output(t.model, other)
+
+
+def test_firmware_model_without_runtime_expects_bad_model():
+    t = traffic_of(yaml_gen.random_model(5), "m5", SoCConfig())
+    dev, _ = _device(runs_layers=False)
+    _load(dev, t.image)
+    _write(dev, Cmd.WTENSOR, t.input)
+    dev.run_pending()
+    _write(dev, Cmd.INFERENCE, b"")
+    dev.run_pending()
+    assert dev.error and dev.cause == ErrorCause.BAD_MODEL
+
+
+def test_firmware_model_rejects_corrupt_and_invalid_images():
+    from sw import model_image as mi
+    t = traffic_of(yaml_gen.layerless_model(1), "l1", SoCConfig())
+    bad = bytearray(t.image)
+    bad[-1] ^= 4
+    dev, fw = _device()
+    _load(dev, bytes(bad))                                         # CRC
+    assert dev.cause == ErrorCause.BAD_MODEL and fw.model is None
+    dev, fw = _device()
+    _load(dev, mi.build_image(bytes(64), 16, 0, 0))                # no op tables
+    assert dev.cause == ErrorCause.BAD_MODEL
+    dev, fw = _device(runs_layers=False)                           # a server that does not read the tables
+    _load(dev, mi.build_image(bytes(64), 16, 0, 0))
+    assert not dev.error and fw.model["input_bytes"] == 16
+
+
+def test_firmware_error_is_two_stages():
+    """As server.c: the error bit shows while the busy bit is still set."""
+    dev, _ = _device()
+    _write(dev, Cmd.INFERENCE, b"")
+    dev._tick(force=True)
+    assert dev.status == (1 << Status.WAIT_INFERENCE | 1 << Status.ERROR) and dev.cause == ErrorCause.NO_MODEL
+    dev._tick(force=True)
+    assert dev.status == 1 << Status.ERROR
+
+
+def test_coverage_bins_merge_and_model_ops():
+    t = traffic_of(yaml_gen.random_model(2), "m2", SoCConfig())
+    a, b = C.Coverage(), C.Coverage()
+    a.sample_outcome("RID", "OK", "SPI")
+    b.sample_outcome("RID", "OK", "SPI")
+    b.sample_outcome("WMODEL", "BAD_MODEL", "QPI")
+    b.sample_model(t.image, executed=True)
+    doc = C.merge([a.to_json(), b.to_json()])
+    assert doc["hits"]["command x outcome x mode"]["RID|OK|SPI"] == 2
+    summ = C.summary(doc)
+    assert summ["command x outcome x mode"][0] == 2
+    assert summ["op x activation"][0] >= 1
+    assert ("RID", "BUSY", "SPI") in C.protocol_bins() and ("RSTATUS", "BUSY", "SPI") not in C.protocol_bins()
+
+
+def test_reports(tmp_path):
+    d = tmp_path / "tests" / "T-spi-1"
+    d.mkdir(parents=True)
+    cov = C.Coverage()
+    cov.sample_outcome("RID", "OK", "SPI")
+    cov.save(d / "coverage.json")
+    (d / "test.log").write_text("log")
+    results = [{"name": "T-spi-1", "key": "ModelTest/spi/1", "test": "ModelTest", "mode": "spi", "seed": 1,
+                "passed": False, "seconds": 1.0, "dir": str(d), "log": str(d / "test.log"), "cycles": 10,
+                "transactions": 3, "message": "1 mismatch(es)", "rerun": "tsoc regress --rerun ModelTest/spi/1"}]
+    meta = {"seed": 3, "jobs": 2, "duration": 2.0, "config": "{}", "build_dir": "b", "expectation": "x"}
+    text = report.write_all(tmp_path, meta, results)
+    assert "command x outcome x mode" in text and "1/124" in text
+    case = ET.parse(tmp_path / "junit.xml").getroot().find(".//testcase")
+    assert case.find("failure") is not None
+    html = (tmp_path / "report.html").read_text()
+    assert "tsoc regress --rerun ModelTest/spi/1" in html and "tests/T-spi-1/test.log" in html
+    assert json.loads((tmp_path / "coverage.json").read_text())["hits"]["command x outcome x mode"]["RID|OK|SPI"] == 1
