@@ -46,7 +46,12 @@ class HostSPISlave(LiteXModule):
         # Firmware interface (CSRs) -------------------------------------
         self._status = CSRStatus(32, description="Status word as the host reads it (sw/host/protocol.py Status).")
         self._status_set = CSRStorage(32, description="Write 1s to set status bits 0..2 (busy flags).")
-        self._status_clear = CSRStorage(32, description="Write 1s to clear status bits 0..2 when a command is done.")
+        self._status_clear = CSRStorage(description="Finish a command: clear busy bits and, in the same write, "
+                                                    "raise an error, so the host never sees one without the other.",
+                                        fields=[
+            CSRField("busy", size=3, description="1s clear status bits 0..2."),
+            CSRField("error", size=8, offset=8, description="ErrorCause to raise (0: none)."),
+        ])
         self._error = CSRStorage(8, description="Write an ErrorCause to raise the error bit (first error wins).")
         self._error_cause = CSRStatus(8, description="Cause of the pending error (0: none).")
         self._msg_valid = CSRStatus(1, description="A message from the host is waiting.")
@@ -107,13 +112,15 @@ class HostSPISlave(LiteXModule):
         fw_error = self._error.re
         self.sync += [
             busy.eq((busy | hw_set_busy | Mux(self._status_set.re, self._status_set.storage[:3], 0))
-                    & ~Mux(self._status_clear.re, self._status_clear.storage[:3], 0)),
+                    & ~Mux(self._status_clear.re, self._status_clear.fields.busy, 0)),
             If(clear_error,
                 error.eq(0), cause.eq(0),
             ).Elif(set_error & ~error,
                 error.eq(1), cause.eq(new_cause),
             ).Elif(fw_error & ~error,
                 error.eq(1), cause.eq(self._error.storage),
+            ).Elif(self._status_clear.re & (self._status_clear.fields.error != 0) & ~error,
+                error.eq(1), cause.eq(self._status_clear.fields.error),
             ),
         ]
         raise_error = lambda c: [set_error.eq(1), new_cause.eq(int(c))]

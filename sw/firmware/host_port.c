@@ -11,7 +11,10 @@ int host_port_msg_pop(uint32_t *code, uint32_t *length)
 	return 1;
 }
 
-void host_port_clear(uint32_t bits) { host_port_status_clear_write(bits); }
+void host_port_finish(uint32_t bits, uint32_t cause)
+{
+	host_port_status_clear_write((bits & 7) | ((cause & 0xff) << CSR_HOST_PORT_STATUS_CLEAR_ERROR_OFFSET));
+}
 void host_port_error(uint32_t cause) { host_port_error_write(cause); }
 
 void host_port_set_rtensor(const volatile void *addr, uint32_t length)

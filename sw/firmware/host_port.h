@@ -5,8 +5,10 @@
 
 /* 1 and the head message (protocol.Msg code, length word) if one waits. */
 int host_port_msg_pop(uint32_t *code, uint32_t *length);
-/* Status bits 0..2: the firmware clears them when a command is done. */
-void host_port_clear(uint32_t bits);
+/* Status bits 0..2: the firmware clears them when a command is done, and
+ * raises the command's error (an ErrorCause, 0 for none) in the same write,
+ * so the host never sees the busy bit clear before the error appears. */
+void host_port_finish(uint32_t bits, uint32_t cause);
 /* Raise the error bit with an ErrorCause (the first error wins). */
 void host_port_error(uint32_t cause);
 /* What RTensor / RTimings return. */

@@ -84,10 +84,8 @@ static void model_written(uint32_t length)
 		       (unsigned long)length, (unsigned long)model.n_layers,
 		       (unsigned long)model.input_bytes, (unsigned long)model.output_bytes);
 	}
-	if (!model.valid)
-		host_port_error(HOST_ERR_BAD_MODEL);
 	publish_spec();
-	host_port_clear(HOST_STATUS_BUSY_WRITE);
+	host_port_finish(HOST_STATUS_BUSY_WRITE, model.valid ? 0 : HOST_ERR_BAD_MODEL);
 }
 
 static void server_written(uint32_t length)
@@ -99,13 +97,12 @@ static void server_written(uint32_t length)
 	    plen != length - SERVER_IMAGE_HEADER_SIZE ||
 	    crc32(payload, plen) != hdr[SERVER_IMAGE_OFF_CRC32 / 4]) {
 		printf("server: uploaded server rejected (%lu bytes): bad header or CRC\n", (unsigned long)length);
-		host_port_error(HOST_ERR_BAD_SERVER);
-		host_port_clear(HOST_STATUS_BUSY_WRITE);
+		host_port_finish(HOST_STATUS_BUSY_WRITE, HOST_ERR_BAD_SERVER);
 		return;
 	}
 	printf("server: starting the uploaded server (%lu bytes)\n", (unsigned long)plen);
 	fflush(stdout);
-	host_port_clear(HOST_STATUS_BUSY_WRITE);
+	host_port_finish(HOST_STATUS_BUSY_WRITE, 0);
 	dcache_flush();
 	icache_flush();
 	((void (*)(void))payload)();
@@ -117,46 +114,42 @@ static void tensor_written(uint32_t length)
 {
 	/* The gateware checked the length against the model's input size. */
 	tensor_valid_len = model.valid ? length : 0;
-	if (!model.valid)
-		host_port_error(HOST_ERR_NO_MODEL);
-	host_port_clear(HOST_STATUS_BUSY_WRITE);
+	host_port_finish(HOST_STATUS_BUSY_WRITE, model.valid ? 0 : HOST_ERR_NO_MODEL);
 }
 
 static void run_inference(void)
 {
+	uint32_t cause = 0;
 	if (!model.valid) {
-		host_port_error(HOST_ERR_NO_MODEL);
+		cause = HOST_ERR_NO_MODEL;
 	} else if (tensor_valid_len != model.input_bytes) {
 		printf("server: inference refused: input tensor has %lu bytes, the model needs %lu\n",
 		       (unsigned long)tensor_valid_len, (unsigned long)model.input_bytes);
-		host_port_error(HOST_ERR_BAD_LENGTH);
+		cause = HOST_ERR_BAD_LENGTH;
 	} else {
 		/* The software path: every op in plain C on the MCORE (the
 		 * TensorEngine + PCORE path is not in this server yet). */
 		const volatile uint32_t *image = (const volatile uint32_t *)MODEL_WINDOW_BASE;
 		uint64_t t0 = cycles_now();
 		if (model_execute(image, timings_us, MAX_LAYERS) != 0) {
-			host_port_error(HOST_ERR_BAD_MODEL);
+			cause = HOST_ERR_BAD_MODEL;
 		} else {
-			dcache_flush();
 			host_port_set_rtensor(model_output(image), model.output_bytes);
 			host_port_set_rtimings(timings_us, 4 * model.n_layers);
 			printf("server: inference done in %lu cycles (software path)\n",
 			       (unsigned long)(cycles_now() - t0));
 		}
 	}
-	host_port_clear(HOST_STATUS_WAIT_INFERENCE);
+	host_port_finish(HOST_STATUS_WAIT_INFERENCE, cause);
 }
 
 static void frame_acquired(uint32_t length)
 {
 	/* The frame is the input tensor; the host may also read it raw. */
 	tensor_valid_len = length;
-	if (model.valid && length != model.input_bytes)
-		host_port_error(HOST_ERR_SENSOR);
 	ztamMsgqWritePointer((void *)TENSOR_WINDOW_BASE);
 	ztamMsgqWriteInt((int)length);
-	host_port_clear(HOST_STATUS_WAIT_ACQUIRE);
+	host_port_finish(HOST_STATUS_WAIT_ACQUIRE, model.valid && length != model.input_bytes ? HOST_ERR_SENSOR : 0);
 }
 
 void server_run(void)
