@@ -39,9 +39,28 @@ async def expect_error(dev, cause):
     assert await dev.id() == DEVICE_ID
 
 
-def model(payload_len=600, input_bytes=64, output_bytes=0, n_layers=0, corrupt=False):
-    payload = bytes((7 * i + 3) & 0xFF for i in range(payload_len))
-    image = bytearray(model_image.build_image(payload, input_bytes, output_bytes, n_layers))
+STREAM_MODEL = """
+tens_trans_seq:
+  - name: pass
+    tens_trans:
+      - {{tens_trans_type: TENS_STREAM, res_name: x, layout: col_first, res_dim: [{n}, 1], h2c_data_source: lin_index}}
+      - {{tens_trans_type: TENS_STREAM, src_name: x, dealloc: [x]}}
+"""
+
+
+def model(payload_len=None, input_bytes=64, corrupt=False):
+    """A real compiled model without layers (its input streamed back out),
+    its payload padded with zeros to ``payload_len`` bytes when given (the
+    datasheet's examples use exact sizes)."""
+    from sw.model.compiler import compile_model
+    from sw.model.frontend import parse_model
+    image = compile_model(parse_model(STREAM_MODEL.format(n=input_bytes // 2), config=soc_config()))
+    h = model_image.parse_header(image)
+    payload = image[model_image.HEADER_SIZE:]
+    if payload_len is not None:
+        assert payload_len >= len(payload), f"the stream model's payload is {len(payload)} bytes"
+        payload += bytes(payload_len - len(payload))
+    image = bytearray(model_image.build_image(payload, h["input_bytes"], h["output_bytes"], h["n_layers"]))
     if corrupt:
         image[-1] ^= 0x40
     return bytes(image)
@@ -114,11 +133,11 @@ async def model_tensor_inference(dut):
     """WModel in chunks (aliases too), RSpec reflects the model, WTensor length
     checked against it, inference of a layer-less model, empty outputs."""
     dev, console, _ = await start(dut)
-    for size in (600, 512 - model_image.HEADER_SIZE, 4):   # 3 chunks; 2 full + empty; 1 short
+    for size in (600, 512 - model_image.HEADER_SIZE, None):   # 3 chunks; 2 full + empty; 1 short
         await dev.write_model(model(payload_len=size))
         await console.wait_for("server: model loaded")
     spec = await dev.spec()
-    assert spec["input_bytes"] == 64 and spec["output_bytes"] == 0
+    assert spec["input_bytes"] == 64 and spec["output_bytes"] == 64
     # The datasheet's example: a 600-byte model with code 0x80: 256 + 256 + 88,
     # "repeat 0x01 until the bottom bit is cleared" after each chunk.
     with_alias = model(payload_len=600 - model_image.HEADER_SIZE, input_bytes=32)
@@ -146,7 +165,7 @@ async def model_tensor_inference(dut):
         [int.from_bytes(tensor[i:i + 4], "little") for i in range(0, 32, 4)]
     await dev.write_tensor(tensor)
     await dev.infer()
-    assert await dev.read_tensor(0) == b""
+    assert await dev.read_tensor(32) == tensor          # the model streams its input back
     assert await dev.timings(0) == []
     # A corrupt image is refused by the server, which keeps no model.
     try:
@@ -175,7 +194,7 @@ async def chunk_sequence_errors(dut):
     await expect_error(dev, ErrorCause.BROKEN_SEQUENCE)
     # After an aborted sequence a complete model loads from offset 0.
     await dev.write_model(model(payload_len=700))
-    await console.wait_for("server: model loaded: 732 bytes")
+    await console.wait_for(f"server: model loaded: {len(model(payload_len=700))} bytes")
 
 
 @cocotb.test(skip=not QPI)
@@ -228,6 +247,43 @@ async def busy_acquire_and_sensor(dut):
     assert not status.bit(Status.WAIT_ACQUIRE), "acquisition never finished"
     assert await dev.read_frame(64) == frame
     await dev.infer()
+
+
+@cocotb.test()
+async def example_models_bit_exact(dut):
+    """The example models end to end through the SPI port: WModel, WTensor,
+    Inference, RTensor compared bit for bit with the golden model; RTimings
+    holds one time per layer (software path on the MCORE)."""
+    import numpy as np
+    from sw.model import layout as L
+    from sw.model.compiler import compile_model
+    from sw.model.frontend import load_model
+    from verification.golden.cnn import run
+    dev, console, _ = await start(dut)
+    root = Path(__file__).resolve().parents[2]
+    for name in os.environ.get("TSOC_HOST_MODELS", "mlp,cnn_instructions").split(","):
+        m = load_model(root / "examples" / f"{name}.yaml", soc_config())
+        g = run(m)
+
+        def host_bytes(items, total, tensor_of, offset_of, padding_of):
+            buf = bytearray(total)
+            for op in items:
+                t = tensor_of(op)
+                data = np.asarray(L.device_to_host(g.fixed[t], t.layout, padding_of(op)), dtype=np.int64)
+                data = data.astype("<i2").tobytes()
+                buf[offset_of(op):offset_of(op) + len(data)] = data
+            return bytes(buf)
+        inp = host_bytes(m.inputs, m.input_bytes, lambda op: op.h2c, lambda op: op.h2c_offset, lambda op: op.h2c_padding)
+        expected = host_bytes(m.outputs, m.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
+                              lambda op: op.c2h_padding)
+        await dev.write_model(compile_model(m))
+        await dev.write_tensor(inp)
+        await dev.infer(timeout=0.2)
+        got = await dev.read_tensor(m.output_bytes)
+        times = await dev.timings(m.n_layers)
+        cocotb.log.info(f"{name}: {m.n_layers} layers, {m.output_bytes} output bytes, per-layer us {times}")
+        assert got == expected, f"{name}: output differs from the golden model"
+        assert len(times) == m.n_layers and all(t > 0 for t in times), times
 
 
 @cocotb.test()
