@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from sw import model_image as mi
-from sw.host.protocol import ALLOWED_IN_SEQUENCE, COMMANDS, Cmd, ErrorCause, Kind, Status
+from sw.host.protocol import ALLOWED_IN_SEQUENCE, COMMANDS, Cmd, Kind, Status
 
 MODES = ("SPI", "QPI")
 UNKNOWN = "UNKNOWN"          # command byte not in the table
