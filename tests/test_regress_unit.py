@@ -29,7 +29,8 @@ def test_generated_models_are_valid_and_reproducible():
         kinds |= {op.kind for op in model.ops}
     assert {"conv", "lin", "maxpool", "stream"} <= kinds
     for s in range(10):
-        assert yaml_gen.check(yaml_gen.layerless_model(s, cfg), cfg).n_layers == 0
+        m = yaml_gen.check(yaml_gen.layerless_model(s, cfg), cfg)
+        assert m.n_layers == 0 and m.input_bytes > 0 and m.output_bytes > 0
 
 
 def test_checker_refuses_a_broken_generated_model():

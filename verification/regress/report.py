@@ -2,6 +2,7 @@
 summary (text and merged JSON)."""
 
 import html
+import re
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -54,6 +55,10 @@ code,pre{background:#f4f4f4;padding:2px 4px} .summary{font-size:18px;font-weight
 """
 
 
+def _anchor(name):
+    return "cov-" + re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+
+
 def _rel(path, base):
     return os.path.relpath(path, base) if path else None
 
@@ -93,7 +98,7 @@ def write_html(path, meta, results, cov):
                "<th>bins hit</th><th>bins</th></tr>")
     summ = summary(cov)
     for name, (hit, total, _) in summ.items():
-        out.append(f"<tr><td><a href='#cov-{e(name)}'>{e(name)}</a></td><td>{cov['tables'][name]['kind']}</td>"
+        out.append(f"<tr><td><a href='#{_anchor(name)}'>{e(name)}</a></td><td>{cov['tables'][name]['kind']}</td>"
                    f"<td>{hit}</td><td>{total}</td></tr>")
     out.append("</table>")
     for n in cov["notes"]:
@@ -101,7 +106,7 @@ def write_html(path, meta, results, cov):
     for name, t in cov["tables"].items():
         hits, sent = cov["hits"].get(name, {}), cov["sent"].get(name, {})
         model_op = t["kind"] == "model-op"
-        out.append(f"<h3 id='cov-{e(name)}'>{e(name)}</h3><table class='cov'><tr>"
+        out.append(f"<h3 id='{_anchor(name)}'>{e(name)}</h3><table class='cov'><tr>"
                    + "".join(f"<th>{e(c)}</th>" for c in t["columns"]) + "<th>hits</th>"
                    + ("<th>sent in models</th>" if model_op else "") + "<th>status</th></tr>")
         for b in t["bins"]:

@@ -186,7 +186,8 @@ class ErrorInjectionSeq(HostSeq):
 
     KINDS = ("unknown_command", "broken_chunk_sequence", "chunk_too_long", "busy", "truncated_read",
              "cs_mid_command", "cs_mid_data", "bad_length", "corrupt_model", "corrupt_server",
-             "inference_without_tensor", "reset_mid_chunks", "reset_mid_acquire")
+             "inference_without_tensor", "reset_mid_chunks", "reset_mid_acquire",
+             "reset_mid_inference")
 
     def __init__(self, name, rng, kinds=None, rounds=1):
         super().__init__(name, rng)
@@ -289,6 +290,18 @@ class ErrorInjectionSeq(HostSeq):
         await self.send(Cmd.ACQUIRE)
         await self.reset()
         await self.spec()
+
+    async def reset_mid_inference(self):
+        """Reset while the MCORE runs a layered model; afterwards the same
+        model loads and runs again (its output checked against the golden
+        model)."""
+        t = pool_model(self.rng, layered=True)
+        await self.write_chunked(Cmd.WMODEL, t.image)
+        await self.send(Cmd.WTENSOR, t.input)
+        await self.settle()
+        await self.send(Cmd.INFERENCE, tag="inference to interrupt")
+        await self.reset()
+        await ModelSeq("after reset", t, self.rng).start(self.sequencer)
 
     def _qpi(self):
         return ConfigDB().get(None, "", "QPI")
