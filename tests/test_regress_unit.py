@@ -76,6 +76,7 @@ def test_firmware_model_runs_layers_against_the_golden_model():
     dev, fw = _device(golden=golden)
     _load(dev, t.image)
     assert not dev.error and fw.model["n_layers"] == t.n_layers
+    assert 0 < t.float_error < 1.0                 # quantisation error of the Q8.8 model, reported
     _write(dev, Cmd.WTENSOR, t.input)
     dev.run_pending()
     _write(dev, Cmd.INFERENCE, b"")

@@ -53,6 +53,7 @@ def run_one(spec, build, out_dir, fault=None, waves=False):
     r = {"name": spec.name, "key": spec.key, "test": spec.test, "mode": spec.mode, "seed": spec.seed,
          "passed": passed, "seconds": seconds, "dir": str(d), "log": str(log),
          "cycles": stats.get("cycles"), "transactions": stats.get("transactions"),
+         "float_error": max(stats.get("float_errors", {}).values(), default=None),
          "message": "" if passed else _first_failure(d, log)}
     if waves and (d / "waves.fst").exists():
         r["waves"] = str(d / "waves.fst")

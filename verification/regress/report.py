@@ -87,12 +87,14 @@ def write_html(path, meta, results, cov):
                        + (f" &middot; <a href='{e(wave)}'>waveform (FST)</a>" if wave else
                           " &middot; no waveform (run with --waves-on-fail)") + "</p>")
     out.append("<h2>Tests</h2><table id='tests'><tr><th>result</th><th>test</th><th>mode</th><th>seed</th>"
-               "<th>cycles</th><th>transactions</th><th>seconds</th><th>log</th></tr>")
+               "<th>cycles</th><th>transactions</th><th>float model max |error|</th><th>seconds</th><th>log</th></tr>")
     for r in results:
         cls = "pass" if r["passed"] else "fail"
         out.append(f"<tr class='{cls}'><td>{'PASS' if r['passed'] else 'FAIL'}</td><td>{e(r['test'])}</td>"
                    f"<td>{r['mode'].upper()}</td><td>{r['seed']}</td><td>{r.get('cycles') or '-'}</td>"
-                   f"<td>{r.get('transactions') or '-'}</td><td>{r['seconds']:.1f}</td>"
+                   f"<td>{r.get('transactions') or '-'}</td>"
+                   f"<td>{'-' if r.get('float_error') is None else format(r['float_error'], '.5f')}</td>"
+                   f"<td>{r['seconds']:.1f}</td>"
                    f"<td><a href='{e(_rel(r['log'], base))}'>log</a></td></tr>")
     out.append("</table><h2>Coverage</h2><table id='coverage-summary'><tr><th>table</th><th>kind</th>"
                "<th>bins hit</th><th>bins</th></tr>")

@@ -86,7 +86,8 @@ class SocEnv(uvm_env):
         (out / "stats.json").write_text(json.dumps({
             "sim_time_ps": get_sim_time(unit="ps"), "cycles": int(get_sim_time(unit="ps") // self.sys_period_ps),
             "transactions": sb.checked, "mismatches": sb.mismatches[:50], "resets": sb.resets,
-            "mode": "QPI" if self.settings["qpi"] else "SPI", "seed": self.settings["seed"]}, indent=1))
+            "mode": "QPI" if self.settings["qpi"] else "SPI", "seed": self.settings["seed"],
+            "float_errors": ConfigDB().get(None, "", "GOLDEN").float_errors}, indent=1))
 
 
 class BaseTest(uvm_test):

@@ -23,6 +23,7 @@ class ModelTraffic:
     output: bytes            # golden, bit-exact
     n_layers: int
     output_bytes: int
+    float_error: float = 0.0  # max |golden fixed point - float model| over the outputs (quantisation error)
 
 
 def _host_bytes(items, total, tensor_of, offset_of, padding_of, values):
@@ -43,7 +44,10 @@ def from_model(model, name=None):
                       lambda op: op.h2c_padding, g.fixed)
     out = _host_bytes(model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
                       lambda op: op.c2h_padding, g.fixed)
-    return ModelTraffic(model, name or str(model.file), image, inp, out, model.n_layers, model.output_bytes)
+    from verification.golden.cnn import dequantize
+    err = max((float(np.max(np.abs(dequantize(fixed, model.frac_bits) - real))) for _, fixed, real in g.outputs
+               if np.size(fixed)), default=0.0)
+    return ModelTraffic(model, name or str(model.file), image, inp, out, model.n_layers, model.output_bytes, err)
 
 
 def from_yaml(path, config=None):
@@ -77,9 +81,11 @@ class GoldenTable:
     def __init__(self):
         self.models = {}
         self.cache = {}
+        self.float_errors = {}    # model name -> float model's max |error| (reported, not a pass criterion)
 
     def register(self, traffic):
         self.models[traffic.image] = traffic.model
+        self.float_errors[traffic.name] = traffic.float_error
         self.cache[(traffic.image, traffic.input)] = traffic.output
 
     def __call__(self, image, tensor):

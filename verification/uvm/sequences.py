@@ -319,6 +319,8 @@ class ModelSeq(HostSeq):
     async def body(self):
         t = self.traffic
         ConfigDB().get(None, "", "GOLDEN").register(t)
+        self.logger.info(f"model {t.name}: {t.n_layers} layer(s), input {len(t.input)} B, output {t.output_bytes} B; "
+                         f"float model vs Q format: max |error| {t.float_error:.5f}")
         await self.write_chunked(Cmd.WMODEL, t.image)
         await self.spec()
         for _ in range(self.inferences):
