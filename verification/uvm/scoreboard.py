@@ -12,11 +12,12 @@ every command that sets a busy bit; they send other commands to a busy device
 only where it is busy for sure (Acquire waiting for its sensor frame).
 """
 
-from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
-
 from collections import deque
 
-from sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, Status
+import cocotb
+from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
+
+from sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, Status, Window
 from verification.host.device_model import DeviceModel
 from verification.uvm.coverage import NO_COMMAND, UNKNOWN
 from verification.uvm.firmware_model import ServerFirmwareModel
@@ -69,7 +70,6 @@ class Scoreboard(uvm_component):
         self.model = self._new_model()
 
     def _new_model(self):
-        from sw.host.protocol import Window
         w = self.config.windows(0)
         self.firmware = ServerFirmwareModel(self.config, self.runs_layers, self.golden)
         self.pending = None            # command whose completion the model still defers
@@ -85,7 +85,6 @@ class Scoreboard(uvm_component):
         return self.frames.pop(0)[:n] if self.frames else None
 
     async def run_phase(self):
-        import cocotb
         cocotb.start_soon(self._sensor_loop())
         while True:
             self.check(await self.host_fifo.get())
