@@ -114,14 +114,14 @@ def test_firmware_model_rejects_corrupt_and_invalid_images():
     assert not dev.error and fw.model["input_bytes"] == 16
 
 
-def test_firmware_error_is_two_stages():
-    """As server.c: the error bit shows while the busy bit is still set."""
+def test_firmware_error_is_atomic():
+    """As server.c (host_port_finish): the busy bit clears in the same step
+    as the error is raised; no state shows the one without the other."""
     dev, _ = _device()
     _write(dev, Cmd.INFERENCE, b"")
+    assert dev.status == 1 << Status.WAIT_INFERENCE
     dev._tick(force=True)
-    assert dev.status == (1 << Status.WAIT_INFERENCE | 1 << Status.ERROR) and dev.cause == ErrorCause.NO_MODEL
-    dev._tick(force=True)
-    assert dev.status == 1 << Status.ERROR
+    assert dev.status == 1 << Status.ERROR and dev.cause == ErrorCause.NO_MODEL
 
 
 def test_coverage_bins_merge_and_model_ops():

@@ -175,14 +175,12 @@ class _Recorder:
         self._fw, self._dev = fw, dev
 
     def finish(self, bit, error=None):
-        """With an error, two stages as the firmware does it: the error bit
-        now, the busy bit cleared by a later (deferred) job."""
+        """As the firmware does it (host_port_finish, one CSR write): the busy
+        bit clears and the command's error, if any, is raised together."""
         self._fw.last = (self._fw.last[0], error)
-        if error is None:
-            self._dev.finish(bit)
-            return
-        self._dev.raise_error(error)
-        self._dev.after(DEFERRED, lambda: self._dev.finish(bit))
+        if error is not None:
+            self._dev.raise_error(error)
+        self._dev.finish(bit)
 
     def __getattr__(self, name):
         return getattr(self._dev, name)

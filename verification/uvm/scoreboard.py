@@ -108,9 +108,8 @@ class Scoreboard(uvm_component):
     def _release(self, obs):
         """Runs deferred completions, one stage at a time, until the model
         shows the status the device shows (or nothing is left to run).  A
-        firmware error is one stage (error bit set, still busy) and the busy
-        clear the next, as in the firmware (host_port_error, then
-        host_port_clear)."""
+        firmware completion is one stage: the busy bit clears and its error,
+        if any, is raised together (host_port_finish in the firmware)."""
         shown = self._status_shown(obs)
         if shown is None or not self.model.jobs:
             return
