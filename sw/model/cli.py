@@ -65,27 +65,15 @@ def cmd_compile(args):
     return 0
 
 
-def _host_bytes(items, total, fixed_of, offset_of, padding_of):
-    from sw.model import layout as L
-    buf = bytearray(total)
-    for item in items:
-        t, arr = fixed_of(item)
-        data = np.asarray(L.device_to_host(arr, t.layout, padding_of(item)), dtype=np.int64).astype("<i2").tobytes()
-        buf[offset_of(item):offset_of(item) + len(data)] = data
-    return bytes(buf)
-
-
 def cmd_golden(args):
+    from sw.model import layout as L
     from verification.golden.cnn import dequantize, run
     model = _load(args)
     g = run(model)
     out = Path(args.output or (Path(args.file).stem + "_golden"))
     (out / "tensors").mkdir(parents=True, exist_ok=True)
-    (out / "input.bin").write_bytes(_host_bytes(model.inputs, model.input_bytes, lambda op: (op.h2c, g.fixed[op.h2c]),
-                                                lambda op: op.h2c_offset, lambda op: op.h2c_padding))
-    (out / "output.bin").write_bytes(_host_bytes(model.outputs, model.output_bytes,
-                                                 lambda op: (op.c2h, g.fixed[op.c2h]),
-                                                 lambda op: op.c2h_offset, lambda op: op.c2h_padding))
+    (out / "input.bin").write_bytes(L.host_input(model, g.fixed))
+    (out / "output.bin").write_bytes(L.host_output(model, g.fixed))
     report = {"model": str(args.file), "frac_bits": model.frac_bits, "input_bytes": model.input_bytes,
               "output_bytes": model.output_bytes, "inputs": [], "outputs": [], "layers": []}
     for op in model.inputs:

@@ -75,3 +75,27 @@ def device_to_host(arr, layout, padding):
     """Logical array -> host-order values (memory order, padded lanes dropped)."""
     mask = to_memory(host_mask(arr.shape, layout, padding), layout)
     return to_memory(arr, layout)[mask]
+
+
+def _pack(items, total, tensor_of, offset_of, padding_of, values):
+    buf = bytearray(total)
+    for item in items:
+        t = tensor_of(item)
+        data = np.asarray(device_to_host(values[t], t.layout, padding_of(item)), dtype=np.int64)
+        data = data.astype("<i2").tobytes()
+        buf[offset_of(item):offset_of(item) + len(data)] = data
+    return bytes(buf)
+
+
+def host_input(model, values):
+    """The WTensor bytes of ``model`` (sw.model.frontend.Model) whose input
+    tensors hold ``values`` ({Tensor: logical array}): each H2C stream at its
+    offset, padded lanes not sent, int16 little-endian."""
+    return _pack(model.inputs, model.input_bytes, lambda op: op.h2c, lambda op: op.h2c_offset,
+                 lambda op: op.h2c_padding, values)
+
+
+def host_output(model, values):
+    """The RTensor bytes of ``model`` whose output tensors hold ``values``."""
+    return _pack(model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
+                 lambda op: op.c2h_padding, values)

@@ -19,25 +19,11 @@ def layer_macs(op):
     return 0
 
 
-def host_bytes(golden, items, total, tensor_of, offset_of, padding_of):
-    buf = bytearray(total)
-    for op in items:
-        t = tensor_of(op)
-        data = np.asarray(L.device_to_host(golden.fixed[t], t.layout, padding_of(op)), dtype=np.int64)
-        data = data.astype("<i2").tobytes()
-        buf[offset_of(op):offset_of(op) + len(data)] = data
-    return bytes(buf)
-
-
 def golden_io(model):
     """(golden run, input bytes, expected output bytes)."""
     from verification.golden.cnn import run
     g = run(model)
-    inp = host_bytes(g, model.inputs, model.input_bytes, lambda op: op.h2c, lambda op: op.h2c_offset,
-                     lambda op: op.h2c_padding)
-    out = host_bytes(g, model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
-                     lambda op: op.c2h_padding)
-    return g, inp, out
+    return g, L.host_input(model, g.fixed), L.host_output(model, g.fixed)
 
 
 async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0):

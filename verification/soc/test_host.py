@@ -254,28 +254,14 @@ async def example_models_bit_exact(dut):
     """The example models end to end through the SPI port: WModel, WTensor,
     Inference, RTensor compared bit for bit with the golden model; RTimings
     holds one time per layer (software path on the MCORE)."""
-    import numpy as np
-    from sw.model import layout as L
     from sw.model.compiler import compile_model
     from sw.model.frontend import load_model
-    from verification.golden.cnn import run
+    from verification.soc.model_job import golden_io
     dev, console, _ = await start(dut)
     root = Path(__file__).resolve().parents[2]
     for name in os.environ.get("TSOC_HOST_MODELS", "mlp,cnn_instructions").split(","):
         m = load_model(root / "examples" / f"{name}.yaml", soc_config())
-        g = run(m)
-
-        def host_bytes(items, total, tensor_of, offset_of, padding_of):
-            buf = bytearray(total)
-            for op in items:
-                t = tensor_of(op)
-                data = np.asarray(L.device_to_host(g.fixed[t], t.layout, padding_of(op)), dtype=np.int64)
-                data = data.astype("<i2").tobytes()
-                buf[offset_of(op):offset_of(op) + len(data)] = data
-            return bytes(buf)
-        inp = host_bytes(m.inputs, m.input_bytes, lambda op: op.h2c, lambda op: op.h2c_offset, lambda op: op.h2c_padding)
-        expected = host_bytes(m.outputs, m.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
-                              lambda op: op.c2h_padding)
+        _, inp, expected = golden_io(m)
         await dev.write_model(compile_model(m))
         await dev.write_tensor(inp)
         await dev.infer(timeout=0.2)

@@ -26,24 +26,12 @@ class ModelTraffic:
     float_error: float = 0.0  # max |golden fixed point - float model| over the outputs (quantisation error)
 
 
-def _host_bytes(items, total, tensor_of, offset_of, padding_of, values):
-    buf = bytearray(total)
-    for item in items:
-        t = tensor_of(item)
-        host = L.device_to_host(values[t], t.layout, padding_of(item))
-        data = np.asarray(host, dtype=np.int64).astype("<i2").tobytes()
-        buf[offset_of(item):offset_of(item) + len(data)] = data
-    return bytes(buf)
-
-
 def from_model(model, name=None):
     from verification.golden.cnn import run
     image = compile_model(model)
     g = run(model)
-    inp = _host_bytes(model.inputs, model.input_bytes, lambda op: op.h2c, lambda op: op.h2c_offset,
-                      lambda op: op.h2c_padding, g.fixed)
-    out = _host_bytes(model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
-                      lambda op: op.c2h_padding, g.fixed)
+    inp = L.host_input(model, g.fixed)
+    out = L.host_output(model, g.fixed)
     from verification.golden.cnn import dequantize
     err = max((float(np.max(np.abs(dequantize(fixed, model.frac_bits) - real))) for _, fixed, real in g.outputs
                if np.size(fixed)), default=0.0)
@@ -67,8 +55,7 @@ def golden_output(model, tensor):
             vals = np.frombuffer(tensor[op.h2c_offset:op.h2c_offset + 2 * n], dtype="<i2").astype(np.int64)
             t.raw = L.host_to_device(vals, t.dims, t.layout, op.h2c_padding)
         g = run(model)
-        return _host_bytes(model.outputs, model.output_bytes, lambda op: op.c2h, lambda op: op.c2h_offset,
-                           lambda op: op.c2h_padding, g.fixed)
+        return L.host_output(model, g.fixed)
     finally:
         for t, raw in saved:
             t.raw = raw
