@@ -2,8 +2,9 @@
  *
  * The ROM holds the default server.  A server uploaded by the host lands in
  * the server window at the top of main RAM, with the header of
- * sw/server_image.py.  At reset the ROM checks that header and the payload's
- * CRC-32; if they hold it jumps to the payload, else it runs the ROM server. */
+ * sw/server_image.py.  The running server checks it and jumps to it
+ * (server.c); at reset the ROM also checks the window and runs a valid image
+ * found there, else it runs the ROM server. */
 #include <stdio.h>
 #include <stdint.h>
 #include <generated/soc.h>
@@ -13,25 +14,42 @@
 #include "platform.h"
 #include "server_image.h"
 
-void boot_uploaded_server(void)
+#define HEADER ((const volatile uint32_t *)SERVER_WINDOW_BASE)
+#define PAYLOAD ((const volatile uint8_t *)SERVER_WINDOW_BASE + SERVER_IMAGE_HEADER_SIZE)
+
+const char *server_image_check(uint32_t *payload_length)
 {
-	volatile uint32_t *hdr = (volatile uint32_t *)SERVER_WINDOW_BASE;
-	if (hdr[SERVER_IMAGE_OFF_MAGIC / 4] != SERVER_IMAGE_MAGIC)
-		return;
-	uint32_t length = hdr[SERVER_IMAGE_OFF_LENGTH / 4];
-	uint32_t expected = hdr[SERVER_IMAGE_OFF_CRC32 / 4];
-	const volatile uint8_t *payload = (const volatile uint8_t *)SERVER_WINDOW_BASE + SERVER_IMAGE_HEADER_SIZE;
-	if (length == 0 || length > SERVER_WINDOW_SIZE - SERVER_IMAGE_HEADER_SIZE) {
-		printf("boot: server image length %lu out of range: running ROM server\n", (unsigned long)length);
-		return;
-	}
-	if (crc32(payload, length) != expected) {
-		printf("boot: server image CRC mismatch: running ROM server\n");
-		return;
-	}
-	printf("boot: running uploaded server (%lu bytes)\n", (unsigned long)length);
+	uint32_t length = HEADER[SERVER_IMAGE_OFF_LENGTH / 4];
+	if (HEADER[SERVER_IMAGE_OFF_MAGIC / 4] != SERVER_IMAGE_MAGIC)
+		return "bad magic";
+	if (length == 0 || length > SERVER_WINDOW_SIZE - SERVER_IMAGE_HEADER_SIZE)
+		return "length out of range";
+	if (crc32(PAYLOAD, length) != HEADER[SERVER_IMAGE_OFF_CRC32 / 4])
+		return "CRC mismatch";
+	*payload_length = length;
+	return NULL;
+}
+
+void server_image_run(void)
+{
 	fflush(stdout);
 	dcache_flush();
 	icache_flush();
-	((void (*)(void))payload)();
+	((void (*)(void))PAYLOAD)();
+	for (;;)
+		;
+}
+
+void boot_uploaded_server(void)
+{
+	uint32_t length;
+	if (HEADER[SERVER_IMAGE_OFF_MAGIC / 4] != SERVER_IMAGE_MAGIC)
+		return;   /* no image: the usual case */
+	const char *why = server_image_check(&length);
+	if (why) {
+		printf("boot: server image %s: running ROM server\n", why);
+		return;
+	}
+	printf("boot: running uploaded server (%lu bytes)\n", (unsigned long)length);
+	server_image_run();
 }

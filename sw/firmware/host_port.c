@@ -1,21 +1,10 @@
 #include <generated/csr.h>
 #include "host_port.h"
 
-int host_port_msg_pop(uint32_t *code, uint32_t *length)
-{
-	if (!host_port_msg_valid_read())
-		return 0;
-	*code = host_port_msg_code_read();
-	*length = host_port_msg_length_read();
-	host_port_msg_pop_write(1);
-	return 1;
-}
-
 void host_port_finish(uint32_t bits, uint32_t cause)
 {
 	host_port_status_clear_write((bits & 7) | ((cause & 0xff) << CSR_HOST_PORT_STATUS_CLEAR_ERROR_OFFSET));
 }
-void host_port_error(uint32_t cause) { host_port_error_write(cause); }
 
 void host_port_set_rtensor(const volatile void *addr, uint32_t length)
 {

@@ -3,14 +3,12 @@
 #define TSOC_HOST_PORT_H
 #include <stdint.h>
 
-/* 1 and the head message (protocol.Msg code, length word) if one waits. */
-int host_port_msg_pop(uint32_t *code, uint32_t *length);
+/* Messages from the host port are read with the ztam message-queue API
+ * (sw/runtime/platform/litex.c). */
 /* Status bits 0..2: the firmware clears them when a command is done, and
  * raises the command's error (an ErrorCause, 0 for none) in the same write,
  * so the host never sees the busy bit clear before the error appears. */
 void host_port_finish(uint32_t bits, uint32_t cause);
-/* Raise the error bit with an ErrorCause (the first error wins). */
-void host_port_error(uint32_t cause);
 /* What RTensor / RTimings return. */
 void host_port_set_rtensor(const volatile void *addr, uint32_t length);
 void host_port_set_rtimings(const volatile void *addr, uint32_t length);

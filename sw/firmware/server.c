@@ -13,6 +13,7 @@
 #include <generated/mem.h>
 #include <generated/soc.h>
 
+#include "boot.h"
 #include "crc32.h"
 #include "host_port.h"
 #include "host_protocol.h"
@@ -90,24 +91,18 @@ static void model_written(uint32_t length)
 
 static void server_written(uint32_t length)
 {
-	const volatile uint32_t *hdr = (const volatile uint32_t *)SERVER_WINDOW_BASE;
-	const volatile uint8_t *payload = (const volatile uint8_t *)SERVER_WINDOW_BASE + SERVER_IMAGE_HEADER_SIZE;
-	uint32_t plen = hdr[SERVER_IMAGE_OFF_LENGTH / 4];
-	if (length < SERVER_IMAGE_HEADER_SIZE || hdr[SERVER_IMAGE_OFF_MAGIC / 4] != SERVER_IMAGE_MAGIC ||
-	    plen != length - SERVER_IMAGE_HEADER_SIZE ||
-	    crc32(payload, plen) != hdr[SERVER_IMAGE_OFF_CRC32 / 4]) {
-		printf("server: uploaded server rejected (%lu bytes): bad header or CRC\n", (unsigned long)length);
+	uint32_t payload;
+	const char *why = server_image_check(&payload);
+	if (!why && payload != length - SERVER_IMAGE_HEADER_SIZE)
+		why = "header length differs from the bytes written";
+	if (why) {
+		printf("server: uploaded server rejected (%lu bytes): %s\n", (unsigned long)length, why);
 		host_port_finish(HOST_STATUS_BUSY_WRITE, HOST_ERR_BAD_SERVER);
 		return;
 	}
-	printf("server: starting the uploaded server (%lu bytes)\n", (unsigned long)plen);
-	fflush(stdout);
+	printf("server: starting the uploaded server (%lu bytes)\n", (unsigned long)payload);
 	host_port_finish(HOST_STATUS_BUSY_WRITE, 0);
-	dcache_flush();
-	icache_flush();
-	((void (*)(void))payload)();
-	for (;;)
-		;
+	server_image_run();
 }
 
 static void tensor_written(uint32_t length)
