@@ -229,9 +229,29 @@ class BoardBuild(SoCBuild):
         soc = self.make_soc(rom_init=rom)
         # nextpnr's machine-readable report (utilisation, Fmax per clock).
         soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name}"
+        soc.finalize()                     # adds the CPU's Verilog to the sources
+        self._localise_sources(soc.platform)
         soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,
                            seed=self.seed)
+        # LiteX names the files it adds itself by absolute path: relativise.
+        ys = self.gateware_dir / f"{TOP}.ys"
+        ys.write_text(ys.read_text().replace(f"{self.gateware_dir.resolve()}/", ""))
         return soc
+
+    def _localise_sources(self, platform):
+        """Copies every source file into the gateware folder and names it
+        there relatively: the YoWASP tools are sandboxed and see only their
+        working folder's tree, not absolute paths (a project, or its venv,
+        under /tmp is invisible to them)."""
+        import shutil
+        self.gateware_dir.mkdir(parents=True, exist_ok=True)
+        localised = []
+        for f, language, library, *rest in platform.sources:
+            src = Path(f).resolve()
+            if src.parent != self.gateware_dir.resolve():
+                shutil.copy(src, self.gateware_dir / src.name)
+            localised.append((src.name, language, library))
+        platform.sources = localised
 
     def run_tools(self):
         """Runs LiteX's build script with the wrappers on PATH; the tools'
