@@ -58,7 +58,7 @@ def quiet_litex():
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def make_sim_soc(config: SoCConfig, rom_init=None):
+def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None):
     quiet_litex()
     from soc.platforms.sim import SimPlatform
     from soc.tensorsoc import TensorSoC
@@ -66,6 +66,8 @@ def make_sim_soc(config: SoCConfig, rom_init=None):
     soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim")
     soc.add_sim_control()
     soc.add_host_port(platform.request("host_spi"), platform.request("sensor"))
+    if config.accelerator:
+        soc.add_accelerator(build_dir=gateware_dir)
     return soc
 
 
@@ -198,7 +200,7 @@ class SimBuild(SoCBuild):
         self.obj_dir = self.build_dir / "obj_dir"
 
     def make_soc(self, rom_init=None):
-        return make_sim_soc(self.config, rom_init=rom_init)
+        return make_sim_soc(self.config, rom_init=rom_init, gateware_dir=self.gateware_dir)
 
     @property
     def simulator(self):

@@ -29,7 +29,10 @@ class SoCConfig:
     sram_size: int = 8 * 1024            # CPU stack/data scratch
     scratch_size: int = 32 * 1024        # TensorEngine scratch-pad
     pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
-    pcore_shared_words: int = 2048       # per PCORE and per process space, 16-bit elements
+    pcore_shared_words: int = 4096       # per PCORE and per process space, 16-bit elements
+    # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
+    # models then run on the firmware's software path).
+    accelerator: int = 1
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     server_window_size: int = 64 * 1024  # firmware uploaded with WServer
     tensor_window_size: int = 32 * 1024  # input tensor (WTensor / Acquire)
@@ -66,6 +69,8 @@ class SoCConfig:
         if windows + 16 * 1024 > self.main_ram_size:
             raise ConfigError(f"main_ram_size={self.main_ram_size}: the host windows take {windows} bytes "
                               f"and the firmware needs at least 16 KiB below them")
+        if self.accelerator not in (0, 1):
+            raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:

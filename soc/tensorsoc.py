@@ -88,6 +88,13 @@ class TensorSoC(SoCCore):
         self.add_core("host_port", port, masters=[port.wb_write, port.wb_read, port.sensor.bus])
         self.add_constant("HOST_PORT_MSB_FIRST", int(msb_first))
 
+    def add_accelerator(self, build_dir=None):
+        """The TensorEngine (CSRs ``tensor_engine``, a DMA master over main
+        RAM) and the PCORE array it drives (Wishbone slave ``pcore``: registers
+        and instruction memory), sized by the configuration."""
+        from cores.tensor_engine.core import add_tensor_engine
+        self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
+
     def add_sim_control(self):
         from cores.sim_control import SimControl
         self.sim_ctrl = SimControl(self.platform.request("sim_ctrl"))

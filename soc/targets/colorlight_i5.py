@@ -22,6 +22,7 @@ TARGET = BoardTarget(
         pcore_private_words=256,
         pcore_shared_words=1024,
         sys_clk_freq=50_000_000,
+        accelerator=0,   # MCORE only for now: models run on the firmware's software path (docs/fpga.md)
     ),
     accel_clk_freq=75_000_000,
     sdram_module=M12L64322A,

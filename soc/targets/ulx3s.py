@@ -23,6 +23,7 @@ TARGET = BoardTarget(
         pcore_private_words=512,
         pcore_shared_words=2048,
         sys_clk_freq=50_000_000,
+        accelerator=0,   # MCORE only for now: models run on the firmware's software path (docs/fpga.md)
     ),
     accel_clk_freq=100_000_000,
     sdram_module=MT48LC16M16,
