@@ -127,6 +127,8 @@ class SoCBuild:
         from sw.host import protocol
         write_if_changed(self.include_dir / "host_protocol.h", protocol.c_header())
         write_if_changed(self.include_dir / "model_image.h", model_image.c_header())
+        from cores.pcore import soc as pcore_soc
+        write_if_changed(self.include_dir / "pcore_regs.h", pcore_soc.c_header())
         write_if_changed(self.include_dir / "firmware.mk", self._firmware_mk(soc))
 
     def firmware_include_dirs(self):

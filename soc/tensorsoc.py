@@ -46,6 +46,9 @@ class TensorSoC(SoCCore):
             uart_name                = uart_name,
             uart_baudrate            = config.uart_baudrate,
             timer_uptime             = True,
+            # A crossbar lets the TensorEngine's DMA reach main RAM while the
+            # CPU polls CSRs or the host port writes a window.
+            bus_interconnect         = "crossbar",
         )
         # Simulation: the clock and reset are top-level pins.  Boards pass
         # their own CRG (PLL, reset synchroniser, extra clock domains).

@@ -53,7 +53,7 @@ MODEL_FIELDS = [
     ("output_offset", "arena offset of the output block (RTensor data, output_bytes long)"),
     ("tensor_words", "words per tensor-table entry (len(TENSOR_FIELDS))"),
     ("op_words", "words per op-table entry (len(OP_FIELDS))"),
-    ("reserved", "0"),
+    ("accel", "byte offset of the accelerator section (ACCEL_FIELDS), 0 when the image has none"),
 ]
 
 TENSOR_FIELDS = [
@@ -94,6 +94,24 @@ OP_FIELDS = [
     ("stream_padding", "stream ops: padded lanes per VW group of the aligned dimension"),
     ("tanh_table", "MODEL_ACT_TANH: MODEL_REGION_CONST offset of the 64-word SPU table; else NONE"),
     ("tanh_shift", "MODEL_ACT_TANH: saturating left shift applied before the SPU lookup"),
+]
+
+# Accelerator section (sw/model/accel.py): per compute op, the PCORE kernel
+# code and the TensorEngine instruction words the firmware runs instead of its
+# software path.  The instructions hold bus addresses: the image runs
+# accelerated only at the model window it was compiled for, on the geometry it
+# was compiled for; otherwise the firmware uses its software path.
+ACCEL_FIELDS = [
+    ("n_programs", "program records that follow"),
+    ("geometry", "NP in bits 7..0, NT in 15..8, VW in 23..16 (as the PCORE INFO register)"),
+    ("memory", "private words per thread in 15..0, shared words per PCORE in 31..16 (PCORE MEMINFO)"),
+    ("model_window", "bus address of the model window the addresses assume"),
+]
+ACCEL_RECORD_FIELDS = [
+    ("op", "op-table index of the compute op"),
+    ("code_words", "PCORE instruction words that follow (loaded at instruction address 0)"),
+    ("te_words", "TensorEngine instruction words after the code; the last instruction is CALLBACK(layer)"),
+    ("macs", "useful multiply-accumulates of the op"),
 ]
 
 NONE = 0xFFFFFFFF
@@ -205,7 +223,47 @@ def decode_image(image: bytes) -> dict:
         tensors.append(t)
     ops = [_unpack(OP_FIELDS, p, m["op_table"] + 4 * i * len(OP_FIELDS), f"op {i}") for i in range(m["n_ops"])]
     consts = p[m["consts"]:m["consts"] + m["const_bytes"]]
-    return {"header": h, "model": m, "tensors": tensors, "ops": ops, "consts": consts}
+    accel = decode_accel(p, m["accel"]) if m["accel"] else None
+    return {"header": h, "model": m, "tensors": tensors, "ops": ops, "consts": consts, "accel": accel}
+
+
+def encode_accel(programs, geometry, memory, model_window) -> bytes:
+    """The accelerator section: ``programs`` is a list of (op index, code
+    words, TensorEngine words, macs)."""
+    out = bytearray(_pack(ACCEL_FIELDS, {"n_programs": len(programs), "geometry": geometry, "memory": memory,
+                                         "model_window": model_window}, "accelerator section"))
+    for op, code, te, macs in programs:
+        out += _pack(ACCEL_RECORD_FIELDS, {"op": op, "code_words": len(code), "te_words": len(te), "macs": macs},
+                     f"accelerator program of op {op}")
+        out += struct.pack(f"<{len(code) + len(te)}I", *code, *te)
+    return bytes(out)
+
+
+def decode_accel(p: bytes, offset: int) -> dict:
+    a = _unpack(ACCEL_FIELDS, p, offset, "accelerator section")
+    pos = offset + 4 * len(ACCEL_FIELDS)
+    a["programs"] = []
+    for i in range(a["n_programs"]):
+        r = _unpack(ACCEL_RECORD_FIELDS, p, pos, f"accelerator program {i}")
+        pos += 4 * len(ACCEL_RECORD_FIELDS)
+        n = r["code_words"] + r["te_words"]
+        if pos + 4 * n > len(p):
+            raise ModelImageError(f"accelerator program {i} runs past the end of the payload")
+        words = struct.unpack_from(f"<{n}I", p, pos)
+        pos += 4 * n
+        r["code"], r["te"] = list(words[:r["code_words"]]), list(words[r["code_words"]:])
+        a["programs"].append(r)
+    return a
+
+
+def with_accel(payload: bytes, section: bytes) -> bytes:
+    """``payload`` with ``section`` appended (4-byte aligned) and the model
+    section's ``accel`` word pointing at it."""
+    payload = bytes(payload) + b"\0" * (-len(payload) % 4)
+    word = [f for f, _ in MODEL_FIELDS].index("accel")
+    head = bytearray(payload)
+    struct.pack_into("<I", head, 4 * word, len(payload))
+    return bytes(head) + section
 
 
 def c_header() -> str:
@@ -218,7 +276,9 @@ def c_header() -> str:
         lines.append(f"#define MODEL_IMAGE_W_{name.upper():<15} {i}  /* word index */")
     for prefix, fields, what in (("MODEL_SECTION", MODEL_FIELDS, "payload word 0 on"),
                                  ("MODEL_TENSOR", TENSOR_FIELDS, "tensor-table entry"),
-                                 ("MODEL_OP", OP_FIELDS, "op-table entry")):
+                                 ("MODEL_OP", OP_FIELDS, "op-table entry"),
+                                 ("MODEL_ACCEL", ACCEL_FIELDS, "accelerator section"),
+                                 ("MODEL_ACCEL_REC", ACCEL_RECORD_FIELDS, "accelerator program record")):
         lines += ["", f"/* {what}: word indices */", f"#define {prefix}_WORDS {len(fields)}"]
         for i, (name, doc) in enumerate(fields):
             comment = f"  /* {doc} */" if doc else ""

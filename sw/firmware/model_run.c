@@ -3,7 +3,8 @@
  * verification/golden/fixedpoint.py (wrapping 32-bit accumulator, round-half-up
  * shifts, 16-bit saturation, the bias + batch-norm + activation epilogue, tanh
  * by the stream processor's table interpolation).  It is the baseline the
- * TensorEngine + PCORE path is measured against. */
+ * TensorEngine + PCORE path is measured against: a compute op whose program
+ * is in the image's accelerator section runs there instead (accel.c). */
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "model_image.h"
 #include "model_run.h"
+#include "accel.h"
 #include "platform.h"
 #include "tensorsoc_config.h"
 
@@ -331,6 +333,7 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t
 {
 	uint32_t no = section(image, MODEL_SECTION_W_N_OPS), vw = section(image, MODEL_SECTION_W_VW);
 	volatile uint8_t *out_block = (volatile uint8_t *)model_output(image);
+	int accelerated = 0;
 	for (uint32_t i = 0; i < no; i++) {
 		const volatile uint32_t *op = op_entry(image, i);
 		uint32_t layer = op[MODEL_OP_W_LAYER];
@@ -348,9 +351,25 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t
 			stream_out((volatile int16_t *)(out_block + op[MODEL_OP_W_IO_OFFSET]), t.data, elements_of(&t), vw,
 				   op[MODEL_OP_W_STREAM_PADDING]);
 			break;
-		case MODEL_OPCODE_CONV: err = op_conv(image, op); break;
-		case MODEL_OPCODE_LIN: err = op_lin(image, op); break;
-		case MODEL_OPCODE_MAXPOOL: err = op_maxpool(image, op); break;
+		case MODEL_OPCODE_CONV:
+		case MODEL_OPCODE_LIN:
+		case MODEL_OPCODE_MAXPOOL: {
+			/* The accelerator runs the op when the image has its program
+			 * (accel.h); otherwise the plain C below does. */
+			const volatile uint32_t *prog = accel_program(image, i);
+			if (prog) {
+				if (accel_run(prog, layer))
+					return -1;
+				accelerated++;
+			} else if (op[MODEL_OP_W_OPCODE] == MODEL_OPCODE_CONV) {
+				err = op_conv(image, op);
+			} else if (op[MODEL_OP_W_OPCODE] == MODEL_OPCODE_LIN) {
+				err = op_lin(image, op);
+			} else {
+				err = op_maxpool(image, op);
+			}
+			break;
+		}
 		}
 		if (err) {
 			printf("server: op %lu cannot run here (more than %d channels)\n", (unsigned long)i, MAX_CHANNELS);
@@ -361,5 +380,5 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t
 			timings_us[layer] = (uint32_t)((cycles + TSOC_SYS_CLK_FREQ / 2000000) / (TSOC_SYS_CLK_FREQ / 1000000));
 		}
 	}
-	return 0;
+	return accelerated;
 }

@@ -10,6 +10,7 @@ int model_validate(const volatile uint32_t *image);
 
 /* Executes the op table.  Per-layer times (microseconds, from the cycle
  * counter) go to timings_us[layer].  Returns 0, or -1 after printing why. */
+/* Returns the number of compute ops the accelerator ran, or -1. */
 int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t max_layers);
 
 /* Where the outputs are after model_execute (RTensor data). */

@@ -122,17 +122,18 @@ static void run_inference(void)
 		       (unsigned long)tensor_valid_len, (unsigned long)model.input_bytes);
 		cause = HOST_ERR_BAD_LENGTH;
 	} else {
-		/* The software path: every op in plain C on the MCORE (the
-		 * TensorEngine + PCORE path is not in this server yet). */
+		/* Each compute op on the accelerator when the image has its
+		 * program (accel.c), otherwise in plain C on the MCORE. */
 		const volatile uint32_t *image = (const volatile uint32_t *)MODEL_WINDOW_BASE;
 		uint64_t t0 = cycles_now();
-		if (model_execute(image, timings_us, MAX_LAYERS) != 0) {
+		int accelerated = model_execute(image, timings_us, MAX_LAYERS);
+		if (accelerated < 0) {
 			cause = HOST_ERR_BAD_MODEL;
 		} else {
 			host_port_set_rtensor(model_output(image), model.output_bytes);
 			host_port_set_rtimings(timings_us, 4 * model.n_layers);
-			printf("server: inference done in %lu cycles (software path)\n",
-			       (unsigned long)(cycles_now() - t0));
+			printf("server: inference done in %lu cycles (%d of %lu layers on the accelerator)\n",
+			       (unsigned long)(cycles_now() - t0), accelerated, (unsigned long)model.n_layers);
 		}
 	}
 	host_port_finish(HOST_STATUS_WAIT_INFERENCE, cause);

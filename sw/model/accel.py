@@ -39,7 +39,7 @@ from pathlib import Path
 
 from sw.mcore import isa
 from cores.pcore import isa as pisa
-from sw.pcore.asm import assemble
+from sw.pcore.asm import AsmError, assemble
 
 KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
 EB = 2                                   # bytes per DDR element (int16)
@@ -97,23 +97,36 @@ class _Gen:
 
     # -- pieces ---------------------------------------------------------------
     def kernel(self, source, cls, defines):
-        prog = assemble([KERNELS / source], self.c, defines)
+        try:
+            prog = assemble([KERNELS / source], self.c, defines)
+        except AsmError as e:          # e.g. the variables exceed the PCORE memories
+            raise NoProgram(str(e).splitlines()[0].split(": ", 2)[-1]) from None
         if len(prog.words) > IMEM_WORDS:
             raise NoProgram(f"kernel of {len(prog.words)} words exceeds the {IMEM_WORDS}-word instruction memory")
         return prog
 
     def shared_vector(self, var_addr, src_addr, n, process, src_step=EB):
-        """shared[var_addr .. +n) of every PCORE <= DDR src (n elements, ``src_step`` apart)."""
-        dst = _side(SHARED, var_addr, [_lv(n, 1), _lv(self.c.np, self.SW)], bcast_mask=0b10)
+        """shared[var_addr .. +n) of the PCOREs in use (``self.npu``) <= DDR src (n elements, ``src_step`` apart)."""
+        dst = _side(SHARED, var_addr, [_lv(n, 1), _lv(self.npu, self.SW)], bcast_mask=0b10)
         src = _side(DDR, src_addr, [_lv(n, src_step)])
         return isa.Transfer(dst=dst, src=src, process=process)
 
     def coef(self, var_addr, w_addr, K, G, k_step, l_step, g_step, process):
         """shared coef[G][K][VW] of every PCORE <= DDR weights (element steps in bytes)."""
         vw = self.c.vw
-        dst = _side(SHARED, var_addr, [_lv(vw, 1), _lv(K, vw), _lv(G, K * vw), _lv(self.c.np, self.SW)],
+        dst = _side(SHARED, var_addr, [_lv(vw, 1), _lv(K, vw), _lv(G, K * vw), _lv(self.npu, self.SW)],
                     bcast_mask=0b1000)
         src = _side(DDR, w_addr, [_lv(vw, l_step), _lv(K, k_step), _lv(G, g_step)])
+        return isa.Transfer(dst=dst, src=src, process=process)
+
+    def coef_rows(self, var_addr, w_addr, K, G, process):
+        """shared coef[G][K][VW] of every PCORE <= DDR row-major W[G*VW][K]
+        (coef[g][k][l] = W[g*VW+l][k]), reading W in memory order so the
+        source side stays contiguous."""
+        vw = self.c.vw
+        dst = _side(SHARED, var_addr, [_lv(K, vw), _lv(vw, 1), _lv(G, K * vw), _lv(self.npu, self.SW)],
+                    bcast_mask=0b1000)
+        src = _side(DDR, w_addr, [_lv(K * vw * G, EB)])
         return isa.Transfer(dst=dst, src=src, process=process)
 
     def im2col(self, var_addr, x_addr, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, qa, qb, process, pad=0):
@@ -199,6 +212,9 @@ class _Gen:
             raise NoProgram(f"a pixel's patch takes {private} private words, a thread has {self.PW}")
         entry = prog.function("convolution", "exe")
         y = self.addr(op.res)
+        # Shared constants go to the PCOREs the passes use only (each copy
+        # costs engine cycles).
+        self.npu = min(c.np, -(-min(P, self.T) // c.nt))
 
         def setup(p):
             s = [w_coef(v("coef"), p)]
@@ -240,8 +256,7 @@ class _Gen:
         NB = op.res.dims[1]
         x = self.addr(op.b)
         loads = lambda var, q0, n, p: [self.columns(var, x, NI, q0, n, p)]
-        coef = lambda var, p: self.coef(var, self.addr(op.a), NI, NO // self.c.vw, EB, NI * EB,
-                                        self.c.vw * NI * EB, p)
+        coef = lambda var, p: self.coef_rows(var, self.addr(op.a), NI, NO // self.c.vw, p)
         return self.matmul(op, P=NB, K=NI, CO=NO, defines=dict(KH=1, KW=1, CIN=NI),
                            patch_loads=loads, w_coef=coef, name="lin")
 

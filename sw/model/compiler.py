@@ -84,15 +84,44 @@ def _model_words(model):
             "output_offset": model.output_offset}
 
 
-def compile_model(model):
+def accel_programs(model, payload):
+    """sw/model/accel.py's programs for ``model`` placed at the configuration's
+    windows, given the payload before the accelerator section (which fixes
+    where the constants sit).  {op index: LayerProgram or reason}."""
+    from soc.tensorsoc import MEM_MAP
+    from sw.model import accel
+    cfg = model.config
+    main_ram = MEM_MAP["main_ram"]
+    win = cfg.windows(main_ram)
+    m = mi._unpack(mi.MODEL_FIELDS, payload, 0, "model section")
+    const_base = win["model"][0] + mi.HEADER_SIZE + m["consts"]
+    bases = {"CONST": const_base, "ARENA": main_ram + model.arena_base, "INPUT": win["tensor"][0]}
+    table = const_base + model.tanh_table_offset if model.tanh_table_offset is not None else None
+    return accel.plan(model, cfg, lambda t: bases[t.region] + t.offset, tanh_table_addr=table)
+
+
+def compile_model(model, accel=None):
     """The model image (bytes).  Raises ModelError when it does not fit the
-    model window, naming the load op whose constant crosses the limit."""
+    model window, naming the load op whose constant crosses the limit.
+    ``accel`` (default: the configuration has an accelerator) appends the
+    accelerator section (sw/model/accel.py)."""
     tensors = [_tensor_entry(t) for t in model.tensors]
     ops = op_entries(model)
     names = [t.name for t in model.tensors]
     words = _model_words(model)
     consts = constants(model)
     payload = mi.encode_payload(tensors, ops, names, consts, words)
+    if accel is None:
+        accel = bool(model.config.accelerator)
+    if accel:
+        cfg = model.config
+        from soc.tensorsoc import MEM_MAP
+        progs = [p for p in accel_programs(model, payload).values() if not isinstance(p, str)]
+        section = mi.encode_accel([(p.op_index, p.code, p.words, p.macs) for p in progs],
+                                  geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
+                                  memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
+                                  model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0])
+        payload = mi.with_accel(payload, section)
     image = mi.build_image(payload, model.input_bytes, model.output_bytes, model.n_layers)
     limit = model.config.model_window_size
     if len(image) > limit:

@@ -1,0 +1,92 @@
+/* Accelerated compute ops: see accel.h.  The TensorEngine writes main RAM by
+ * DMA, so the data cache is flushed after each program (the software path and
+ * the output stream then read what the engine wrote). */
+#include <stdio.h>
+
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <tensorsoc_config.h>
+#include <model_image.h>
+#include <pcore_regs.h>
+
+#include "accel.h"
+#include "platform.h"
+
+#if defined(CSR_TENSOR_ENGINE_BASE) && defined(PCORE_BASE)
+#define HAVE_ACCEL 1
+static volatile uint32_t *const pcore = (volatile uint32_t *)PCORE_BASE;
+#else
+#define HAVE_ACCEL 0
+#endif
+
+int accel_present(void)
+{
+	return HAVE_ACCEL;
+}
+
+const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op)
+{
+#if HAVE_ACCEL
+	const volatile uint32_t *payload = image + MODEL_IMAGE_HEADER_SIZE / 4;
+	uint32_t off = payload[MODEL_SECTION_W_ACCEL], len = image[MODEL_IMAGE_W_PAYLOAD_LENGTH];
+	if (!off || off % 4 || off + 4 * MODEL_ACCEL_WORDS > len)
+		return 0;
+	const volatile uint32_t *a = payload + off / 4;
+	if (a[MODEL_ACCEL_W_GEOMETRY] != (pcore[PCORE_INFO] & 0xffffff) ||
+	    a[MODEL_ACCEL_W_MEMORY] != pcore[PCORE_MEMINFO] ||
+	    a[MODEL_ACCEL_W_MODEL_WINDOW] != (uint32_t)(uintptr_t)image)
+		return 0;
+	const volatile uint32_t *r = a + MODEL_ACCEL_WORDS, *end = payload + len / 4;
+	for (uint32_t i = 0; i < a[MODEL_ACCEL_W_N_PROGRAMS]; i++) {
+		if (r + MODEL_ACCEL_REC_WORDS > end)
+			return 0;
+		uint32_t n = r[MODEL_ACCEL_REC_W_CODE_WORDS] + r[MODEL_ACCEL_REC_W_TE_WORDS];
+		if (n > (uint32_t)(end - r) - MODEL_ACCEL_REC_WORDS)
+			return 0;
+		if (r[MODEL_ACCEL_REC_W_OP] == op)
+			return r[MODEL_ACCEL_REC_W_CODE_WORDS] <= pcore[PCORE_IMEMINFO] ? r : 0;
+		r += MODEL_ACCEL_REC_WORDS + n;
+	}
+#else
+	(void)image;
+	(void)op;
+#endif
+	return 0;
+}
+
+int accel_run(const volatile uint32_t *record, uint32_t layer)
+{
+#if HAVE_ACCEL
+	uint32_t nc = record[MODEL_ACCEL_REC_W_CODE_WORDS], nte = record[MODEL_ACCEL_REC_W_TE_WORDS];
+	const volatile uint32_t *code = record + MODEL_ACCEL_REC_WORDS, *te = code + nc;
+	volatile uint32_t *imem = pcore + pcore[PCORE_IMEMINFO];
+	/* The previous program ended with its CALLBACK, after its last store:
+	 * no kernel runs, the instruction memory is free. */
+	for (uint32_t i = 0; i < nc; i++)
+		imem[i] = code[i];
+	for (uint32_t i = 0; i < nte; i++) {
+		while (tensor_engine_queue_space_read() == 0) {
+		}
+		tensor_engine_queue_write(te[i]);
+	}
+	/* Poll sparingly: every CSR read is a bus cycle the engine's DMA
+	 * cannot have. */
+	uint32_t cb;
+	while (!((cb = tensor_engine_callback_read()) >> 31)) {
+		for (int d = 0; d < 32; d++)
+			__asm__ volatile("nop");
+	}
+	uint32_t errors = tensor_engine_errors_read();
+	dcache_flush();
+	if ((cb & 0x7fffffffu) != layer || errors) {
+		printf("accel: layer %lu: TensorEngine callback 0x%08lx, error flags 0x%lx\n", (unsigned long)layer,
+		       (unsigned long)cb, (unsigned long)errors);
+		return -1;
+	}
+	return 0;
+#else
+	(void)record;
+	(void)layer;
+	return -1;
+#endif
+}
