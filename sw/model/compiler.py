@@ -124,6 +124,13 @@ def compile_model(model, accel=None):
         payload = mi.with_accel(payload, section)
     image = mi.build_image(payload, model.input_bytes, model.output_bytes, model.n_layers)
     limit = model.config.model_window_size
+    if accel and len(image) > limit:
+        plain = compile_model(model, accel=False)      # raises if even that does not fit
+        msg = (f"the accelerator section would make the image {len(image)} bytes, more than the "
+               f"{limit}-byte model window: compiled without it (every layer on the software path)")
+        if msg not in model.warnings:
+            model.warnings.append(msg)
+        return plain
     if len(image) > limit:
         overhead = len(image) - len(consts)
         culprit = next((op for op in model.load_ops if overhead + op.h2c.offset + op.h2c.nbytes > limit), None)
