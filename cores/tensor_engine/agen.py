@@ -15,6 +15,15 @@ Per element the generator presents, from registers only:
   offset outside ``0 .. ovl_limit-1``;
 * ``first``: all broadcast slots at index 0 (a new source element is due);
 * ``last``: every slot at its final iteration.
+
+In *chunk mode* (``chunk``, the vector path of ``vector.py``) an advance
+moves slot 0 by ``n`` elements at once: ``n`` is the smaller of ``cap`` (the
+elements the current memory word still holds from ``addr``) and what is left
+of the innermost row; ``row_end`` says this chunk finishes the row.  Slot 0
+must then be contiguous (step = one element = ``1 << esh`` address units) and,
+if checked, in bound over the whole row or with stride 0 (the vector path
+only selects such transfers), so the per-chunk bound and overlap checks of
+the other slots stay exact.
 """
 
 from functools import reduce
@@ -57,6 +66,11 @@ class AddressGenerator(Module):
         self.oob = Signal()
         self.first = Signal()
         self.last = Signal()
+        self.chunk = Signal()      # in: chunk mode
+        self.cap = Signal(8)       # in (chunk mode): elements left in the memory word at addr
+        self.esh = Signal()        # in (chunk mode): log2 of the address units of an element
+        self.n = Signal(32)        # out: elements of this advance (1 outside chunk mode)
+        self.row_end = Signal()    # out: this advance finishes slot 0
 
         # # #
 
@@ -73,13 +87,21 @@ class AddressGenerator(Module):
         carry_sa = Signal(32)
         carry_go = Signal((IDX_BITS, True))
         running = Signal()
+        rem = Signal(32)
+        self.comb += [
+            rem.eq(side.count[0] - i[0]),
+            self.n.eq(Mux(self.chunk, Mux(rem <= self.cap, rem, self.cap), 1)),
+            self.row_end.eq(at_end[0]),
+        ]
 
         for l in range(n):
+            end = Mux(self.chunk, rem <= self.cap, i[0] == side.count[0] - 1) if l == 0 else (i[l] == side.count[l] - 1)
+            incr = Mux(self.chunk, self.n << self.esh, side.step[0]) if l == 0 else side.step[l]
             self.comb += [
-                at_end[l].eq(i[l] == side.count[l] - 1),
+                at_end[l].eq(end),
                 sel[l].eq(~at_end[l] & reduce(and_, [at_end[k] for k in range(l)], 1)),
                 below[l].eq(reduce(or_, [sel[j] for j in range(l + 1, n)], 0)),
-                nsa[l].eq(sa[l] + side.step[l]),
+                nsa[l].eq(sa[l] + incr),
                 ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0)),
                 If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])),
             ]
@@ -109,7 +131,7 @@ class AddressGenerator(Module):
                 If(self.load,
                     i[l].eq(0), sa[l].eq(side.base), go[l].eq(side.ovl_start), idx[l].eq(side.start[l]),
                 ).Elif(advance & sel[l],
-                    i[l].eq(i[l] + 1), sa[l].eq(nsa[l]), go[l].eq(ngo[l]), idx[l].eq(idx[l] + side.stride[l]),
+                    i[l].eq(i[l] + (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), go[l].eq(ngo[l]), idx[l].eq(idx[l] + side.stride[l]),
                 ).Elif(advance & below[l],
                     i[l].eq(0), sa[l].eq(carry_sa), go[l].eq(carry_go), idx[l].eq(side.start[l]),
                 )

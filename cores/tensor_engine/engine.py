@@ -19,10 +19,13 @@ from operator import add, and_, or_
 from migen import *
 from migen.genlib.fifo import SyncFIFO
 
+from litex.soc.interconnect import wishbone
+
 from sw.mcore import isa
 from cores.pcore.pcore import TEPort
 from cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS
-from cores.tensor_engine.ports import WishboneWordPort, ScratchPad
+from cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
+from cores.tensor_engine.vector import VectorPath, eligible
 from cores.tensor_engine.spu import StreamProcessor
 
 ERR = {name: 1 << bit for name, (bit, _) in isa.ERRORS.items()}
@@ -114,6 +117,7 @@ class TensorEngineCore(Module):
         self.cb_pop = Signal()
         self.log_on = Signal()
         self.xfer_active = Signal()       # a transfer is executing (trace)
+        self.xfer_vector = Signal()       # ... on the vector path
         # PCORE array.
         self.te = te = TEPort(config.np, config.nt, vw, pm.addr_bits)
         self.start_valid = Signal()
@@ -126,8 +130,8 @@ class TensorEngineCore(Module):
 
         # Memories.
         self.submodules.ddr = ddr = WishboneWordPort()
-        self.bus = ddr.bus
-        self.submodules.scratch = scratch = ScratchPad(config.scratch_size)
+        self.bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        self.submodules.scratch = scratch = ScratchPad(config.scratch_size, scratch_word_bytes(vw))
         self.submodules.spu = spu = StreamProcessor()
 
         self.submodules.queue = q = SyncFIFO(32, queue_depth)
@@ -322,12 +326,21 @@ class TensorEngineCore(Module):
                     If(sidesel, NextState("CHECK")).Else(NextValue(sidesel, 1), NextState("SIDE0"))
                 ).Else(NextValue(lvl, lvl + 1))
             ).Else(NextValue(lw, lw + 1))))
+        vector_ok = Signal()
+        vmode = Signal()          # the transfer runs on the vector path
+        vdone = Signal()
+        s_elig, d_elig = eligible(src), eligible(dst)
+        self.comb += src.vector_eligibility + dst.vector_eligibility
+        self.comb += vector_ok.eq(s_elig & d_elig & ~proc_en
+                                  & ~((src.space == SPACE["DDR"]) & (dst.space == SPACE["DDR"])))
         fsm.act("CHECK",
             If(rem != 0, NextValue(bad, 1), NextState("SKIP")
             ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
             ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
-            ).Else(xfer_go.eq(1), NextState("XFER")))
-        fsm.act("XFER", self.xfer_active.eq(1), If(xfer_done, NextState("HDR")))
+            ).Else(xfer_go.eq(1), NextValue(vmode, vector_ok), NextState("XFER")))
+        fsm.act("XFER", self.xfer_active.eq(1),
+            If(Mux(vmode, vdone, xfer_done), NextValue(vmode, 0), NextState("HDR")))
+        self.comb += self.xfer_vector.eq(vmode)
         self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable)
 
         # ------------------------------------------------------------------
@@ -335,7 +348,7 @@ class TensorEngineCore(Module):
         # ------------------------------------------------------------------
         self.submodules.src_gen = sg = AddressGenerator(src)
         self.submodules.dst_gen = dg = AddressGenerator(dst)
-        self.comb += [sg.load.eq(xfer_go), dg.load.eq(xfer_go)]
+        self.comb += [sg.load.eq(xfer_go), dg.load.eq(xfer_go), sg.chunk.eq(vmode), dg.chunk.eq(vmode)]
 
         def esize(sd):
             return Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
@@ -361,6 +374,25 @@ class TensorEngineCore(Module):
         self.comb += [s_skip.eq(sg.oob | ~s_in), d_skip.eq(dg.oob | ~d_in)]
         self.comb += If((sg.valid & sg.ready & ~sg.oob & ~s_in) | (dg.valid & dg.ready & ~dg.oob & ~d_in),
                         err_range.eq(ERR["RANGE"]))
+
+        def next_word_in(addr):
+            """DDR: the 32-bit word after the one at ``addr`` is inside the memory."""
+            word, after = Signal(30), Signal(32)
+            self.comb += [word.eq((addr - ddr_base)[2:32]), after.eq(word + 2)]
+            return after <= ddr_size // 4
+
+        # ------------------------------------------------------------------
+        # Vector path (vector.py): qualifying transfers, a memory word per clock.
+        # ------------------------------------------------------------------
+        self.submodules.vec = vec = VectorPath(
+            config, src, dst, sg, dg, s_skip, d_skip, next_word_in(sg.addr), next_word_in(dg.addr),
+            pad, scratch, te)
+        self.comb += [vec.active.eq(vmode), vdone.eq(vec.done), scratch.wide.eq(vmode)]
+        s_valid = Signal()       # the element path's view of the generators
+        d_valid = Signal()
+        self.comb += [s_valid.eq(sg.valid & ~vmode), d_valid.eq(dg.valid & ~vmode)]
+        slow_bus = ddr.bus
+        self.comb += If(vmode, *vec.bus.connect(self.bus)).Else(*slow_bus.connect(self.bus))
 
         # ------------------------------------------------------------------
         # Reader: one element per clock on cache hits.
@@ -414,7 +446,7 @@ class TensorEngineCore(Module):
         self.comb += room.eq(vf.writable)
         self.submodules.rfsm = rfsm = FSM(reset_state="ELEM")
         rfsm.act("ELEM",
-            If(sg.valid & room,
+            If(s_valid & room,
                 If(s_skip,
                     raw.eq(pad), emit.eq(1),
                 ).Elif(s_byte,
@@ -437,7 +469,7 @@ class TensorEngineCore(Module):
             rd_adr.eq(s_wadr + 1),
             If(hit_hi, raw.eq(Cat(r_lo, bytes_[0])), emit.eq(1), NextState("ELEM")).Else(rd_stb.eq(1)))
         rfsm.act("WAIT", If(te.rvalid, NextState("ELEM")))
-        self.comb += sg.ready.eq(emit)
+        self.comb += sg.ready.eq(Mux(vmode, vec.src_ready, emit))
 
         # Source conversion, then the stream processor.
         value = Signal(16)
@@ -495,7 +527,7 @@ class TensorEngineCore(Module):
         ]
         consume_el = Signal()   # the element (all its bytes) is written or skipped
         pop = Signal()          # the FIFO value is taken (first broadcast copy)
-        self.comb += [dg.ready.eq(consume_el), vf.re.eq(pop)]
+        self.comb += [dg.ready.eq(Mux(vmode, vec.dst_ready, consume_el)), vf.re.eq(pop)]
         self.sync += If(pop, held.eq(vf.dout))
 
         wr_flush = Signal()
@@ -531,7 +563,7 @@ class TensorEngineCore(Module):
 
         self.submodules.wfsm = wfsm = FSM(reset_state="ELEM")
         wfsm.act("ELEM",
-            If(dg.valid & can_go,
+            If(d_valid & can_go,
                 If(d_skip,
                     consume_el.eq(1), pop.eq(dg.first),
                 ).Elif(d_byte,
@@ -583,7 +615,10 @@ class TensorEngineCore(Module):
         # PCORE port: writes (flushes) first, then reads.
         self.comb += [
             te.process.eq(process),
-            If(te_wr_req,
+            If(vmode,
+                te.valid.eq(vec.t_valid), te.we.eq(vec.t_we), te.wdata.eq(vec.t_wdata), te.wmask.eq(vec.t_wmask),
+                *pm.command(te, vec.t_shared, vec.t_tag),
+            ).Elif(te_wr_req,
                 te.valid.eq(1), te.we.eq(1), te.wdata.eq(pv_dat), te.wmask.eq(pv_mask),
                 *pm.command(te, d_shared, pv_tag),
             ).Elif(te_rd_req,

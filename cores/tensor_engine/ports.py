@@ -56,27 +56,58 @@ class WishboneWordPort(Module):
         self.sync += If(bus.ack, owner.eq(0)).Elif(bus.cyc & (owner == 0), owner.eq(Mux(is_write, 1, 2)))
 
 
-class ScratchPad(Module):
-    """The scratch-pad: ``size`` bytes as 32-bit words; reads answer the next
-    clock, writes in the clock they arrive."""
+def scratch_word_bytes(vw):
+    """Bytes per scratch-pad word: one PCORE vector word (VW x 16 bits), at least 32 bits."""
+    return max(4, 2 * vw)
 
-    def __init__(self, size):
+
+class ScratchPad(Module):
+    """The scratch-pad: ``size`` bytes as ``word_bytes``-byte words (one PCORE
+    vector word, so the vector path moves a whole word per clock).
+
+    ``port`` is the element path's 32-bit ``WordPort`` (a slice of a wide
+    word); ``wide_*`` is the vector path's full-width access, selected by
+    ``wide``.  Reads answer the next clock, writes happen in the clock they
+    arrive."""
+
+    def __init__(self, size, word_bytes=4):
+        assert word_bytes % 4 == 0 and size % word_bytes == 0
         self.port = p = WordPort()
-        self.mem = Memory(32, size // 4, name="te_scratch")
+        self.word_bytes = word_bytes
+        self.wide = Signal()
+        self.wide_rd_adr = Signal(30)
+        self.wide_rd_dat = Signal(8 * word_bytes)
+        self.wide_wr_adr = Signal(30)
+        self.wide_wr_dat = Signal(8 * word_bytes)
+        self.wide_wr_be = Signal(word_bytes)
+        self.mem = Memory(8 * word_bytes, size // word_bytes, name="te_scratch")
 
         # # #
 
         rd = self.mem.get_port()
         wr = self.mem.get_port(write_capable=True, we_granularity=8)
         self.specials += self.mem, rd, wr
+        k = (word_bytes // 4).bit_length() - 1        # 32-bit slices per word (log2)
+        slices = Array(rd.dat_r[32 * j:32 * j + 32] for j in range(word_bytes // 4))
         pending = Signal()
+        slice_shift = Signal(max(1, k + 2))
         self.comb += [
-            rd.adr.eq(p.rd_adr),
-            p.rd_dat.eq(rd.dat_r),
+            slice_shift.eq(Cat(C(0, 2), p.wr_adr[:k]) if k else 0),
+            self.wide_rd_dat.eq(rd.dat_r),
+            p.rd_dat.eq(slices[p.rd_adr[:k]] if k else rd.dat_r),
             p.rd_ack.eq(pending),
-            wr.adr.eq(p.wr_adr),
-            wr.dat_w.eq(p.wr_dat),
-            wr.we.eq(Mux(p.wr_stb, p.wr_sel, 0)),
             p.wr_ack.eq(p.wr_stb),
+            If(self.wide,
+                rd.adr.eq(self.wide_rd_adr),
+                wr.adr.eq(self.wide_wr_adr),
+                wr.dat_w.eq(self.wide_wr_dat),
+                wr.we.eq(self.wide_wr_be),
+            ).Else(
+                rd.adr.eq(p.rd_adr[k:]),
+                wr.adr.eq(p.wr_adr[k:]),
+                wr.dat_w.eq(Replicate(p.wr_dat, word_bytes // 4)),
+                # the shift amount as its own signal: Verilog sizes an inline product to its operands
+                wr.we.eq(Mux(p.wr_stb, p.wr_sel, 0) << slice_shift),
+            ),
         ]
         self.sync += pending.eq(p.rd_stb & ~pending)

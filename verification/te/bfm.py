@@ -12,7 +12,10 @@ class TEBench:
         self.config = config
         self.ddr_bytes = ddr_bytes
         self.starts = []          # (process, func) of every kernel start seen
+        self.paths = {"vector": 0, "element": 0}    # transfers executed per data path
         self.clk = dut.sys_clk
+        from cores.tensor_engine.ports import scratch_word_bytes
+        self.scratch_word = scratch_word_bytes(config.vw)     # bytes per scratch-pad word
 
     async def start(self):
         from cocotb.clock import Clock
@@ -28,12 +31,20 @@ class TEBench:
         d.sys_rst.value = 0
         await ClockCycles(self.clk, 2)
         cocotb.start_soon(self._watch_starts())
+        cocotb.start_soon(self._watch_paths())
 
     async def _watch_starts(self):
         d = self.dut
         while True:
             await RisingEdge(d.start_valid)
             self.starts.append((int(d.start_process.value), int(d.start_func.value)))
+
+    async def _watch_paths(self):
+        d = self.dut
+        while True:
+            await RisingEdge(d.xfer_active)
+            await RisingEdge(self.clk)
+            self.paths["vector" if int(d.xfer_vector.value) else "element"] += 1
 
     # -- queue ------------------------------------------------------------
     async def push(self, words):
@@ -107,8 +118,9 @@ class TEBench:
 
     def load(self, machine):
         """Copy the executor's memory images into the top."""
+        self.ddr_before = machine.ddr.copy()
         self.write_words("te_ddr", _bytes_to_words(machine.ddr))
-        self.write_words("te_scratch", _bytes_to_words(machine.scratch))
+        self.write_words("te_scratch", _bytes_to_words(machine.scratch, self.scratch_word))
         self.write_words("te_spu", [int(v) & 0xFFFF for v in machine.spu])
         for p in range(2):
             self.write_words(f"te_pm_priv{p}", _vectors(machine.private[p].reshape(-1), self.config.vw))
@@ -118,7 +130,8 @@ class TEBench:
         """The top's memories as executor-shaped numpy images."""
         c = self.config
         out = {"ddr": _words_to_bytes(self.read_words("te_ddr", self.ddr_bytes // 4)),
-               "scratch": _words_to_bytes(self.read_words("te_scratch", c.scratch_size // 4)),
+               "scratch": _words_to_bytes(self.read_words("te_scratch", c.scratch_size // self.scratch_word),
+                                          self.scratch_word),
                "spu": np.array(self.read_words("te_spu", 256), dtype=np.uint16).astype(np.int16)}
         for p in range(2):
             pw = c.np * c.nt * c.pcore_private_words // c.vw
@@ -148,13 +161,13 @@ def diff_snapshots(got, exp, limit=8):
     return "\n".join(lines)
 
 
-def _bytes_to_words(b):
-    b = np.asarray(b, dtype=np.uint8)
-    return [int(x) for x in b.view("<u4")]
+def _bytes_to_words(b, word_bytes=4):
+    b = np.asarray(b, dtype=np.uint8).reshape(-1, word_bytes)
+    return [int.from_bytes(row.tobytes(), "little") for row in b]
 
 
-def _words_to_bytes(words):
-    return np.array(words, dtype="<u4").view(np.uint8).copy()
+def _words_to_bytes(words, word_bytes=4):
+    return np.frombuffer(b"".join(int(w).to_bytes(word_bytes, "little") for w in words), dtype=np.uint8).copy()
 
 
 def _vectors(elements, vw):

@@ -1,32 +1,11 @@
-"""Gateware models around the stand-alone TensorEngine: a Wishbone RAM as DDR
-and a memory model of the PCORE array's TensorEngine port (docs/pcore.md)."""
+"""Gateware model around the stand-alone TensorEngine: a memory model of the
+PCORE array's TensorEngine port (docs/pcore.md).  DDR is LiteX's own Wishbone
+SRAM (verification/te/top.py)."""
 
 from migen import *
 
-from litex.soc.interconnect import wishbone
-
 from cores.pcore.pcore import TEPort
 from cores.tensor_engine.engine import PCOREMap
-
-
-class WishboneRAM(Module):
-    """DDR model: ``size`` bytes, acknowledge one clock after the request."""
-
-    def __init__(self, size, bus=None):
-        self.bus = bus = bus or wishbone.Interface(data_width=32, adr_width=30, addressing="word")
-        self.mem = Memory(32, size // 4, name="te_ddr")
-
-        # # #
-
-        port = self.mem.get_port(write_capable=True, we_granularity=8)
-        self.specials += self.mem, port
-        self.comb += [
-            port.adr.eq(bus.adr),
-            port.dat_w.eq(bus.dat_w),
-            port.we.eq(Mux(bus.cyc & bus.stb & bus.we & ~bus.ack, bus.sel, 0)),
-            bus.dat_r.eq(port.dat_r),
-        ]
-        self.sync += bus.ack.eq(bus.cyc & bus.stb & ~bus.ack)
 
 
 class PCOREMemoryModel(Module):

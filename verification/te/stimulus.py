@@ -101,9 +101,33 @@ def _footprint(side):
 _SPACES = [SP["DDR"], SP["SCRATCH"], SP["PCORE_PRIVATE"], SP["PCORE_SHARED"]]
 
 
+def _vector_shape(rng, side):
+    """Mostly make ``side`` qualify for the engine's vector path (contiguous,
+    in-bound innermost level; even INT16 rows in byte spaces), sometimes miss
+    one condition on purpose."""
+    esize = isa.element_bytes(side.space, side.dtype)
+    lv = side.levels[0]
+    lv.step = esize
+    r = rng.random()
+    if r < 0.5:
+        side.check_mask &= ~1
+    elif r < 0.85:
+        lv.stride, lv.start = 1, rng.randrange(0, 3)
+        lv.bound = lv.start + lv.count + rng.choice([0, 0, 2, -1])    # -1: the row leaves its bound
+    else:
+        lv.stride = 0
+    if rng.random() < 0.9:
+        side.ovl_mask &= ~1
+    if esize == 2 and side.space in (SP["DDR"], SP["SCRATCH"]) and rng.random() < 0.9:
+        side.base &= ~1
+        for l in side.levels[1:]:
+            l.step &= ~1
+
+
 def random_transfer(rng, geo, spu_loaded=False):
     for _ in range(100):
-        n = rng.choice([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
+        vector = rng.random() < 0.35
+        n = rng.choice([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64] + ([96, 128, 192, 256] if vector else []))
         s_space, d_space = rng.choice(_SPACES), rng.choice(_SPACES)
         s_dt, d_dt = rng.choice(list(DT.values())), rng.choice(list(DT.values()))
         src = _side(rng, geo, s_space, s_dt, _split(rng, n, rng.randrange(1, 4)))
@@ -114,13 +138,16 @@ def random_transfer(rng, geo, spu_loaded=False):
             d_counts.insert(pos, rng.randrange(1, 4))
             bcast = [pos]
         dst = _side(rng, geo, d_space, d_dt, d_counts, bcast)
+        if vector:
+            _vector_shape(rng, src)
+            _vector_shape(rng, dst)
         if rng.random() < 0.04:                            # COUNT error
             dst.levels[0].count += 1
         if s_space == d_space and _footprint(src) & _footprint(dst):
             continue
         t = isa.Transfer(dst=dst, src=src, process=rng.randrange(2), pad=rng.choice([0, 0, 0xFF, 0x8001, rng.getrandbits(16)]),
                          scatter=int(rng.random() < 0.2))
-        if spu_loaded and rng.random() < 0.3:
+        if spu_loaded and rng.random() < (0.1 if vector else 0.3):
             t.proc_en, t.proc = 1, rng.randrange(isa.SPU_PROGRAMS)
         return t
     raise RuntimeError("no transfer without overlap found")

@@ -28,7 +28,7 @@ def kinds(config):
     for dt in ("INT16", "UINT8"):
         for src, dst in (("DDR", "SCRATCH"), ("SCRATCH", "DDR"), ("DDR", "PCORE_PRIVATE"), ("PCORE_PRIVATE", "DDR"),
                          ("SCRATCH", "PCORE_PRIVATE"), ("PCORE_PRIVATE", "SCRATCH"),
-                         ("PCORE_PRIVATE", "PCORE_SHARED")):
+                         ("PCORE_PRIVATE", "PCORE_SHARED"), ("PCORE_SHARED", "PCORE_PRIVATE")):
             t = isa.Transfer(dst=_contig(dst, dt, 0 if dst != "DDR" else DDR_BYTES // 2, n),
                              src=_contig(src, dt, 0, n))
             es = isa.element_bytes(isa.space("DDR"), isa.dtype(dt))
@@ -60,6 +60,8 @@ async def bench(dut):
         async def timer():
             await RisingEdge(dut.xfer_active)
             t0 = get_sim_time("ns")
+            await RisingEdge(dut.sys_clk)
+            k["path"] = "vector" if int(dut.xfer_vector.value) else "element"
             await FallingEdge(dut.xfer_active)
             times.append(int((get_sim_time("ns") - t0) // 10))
         task = cocotb.start_soon(timer())

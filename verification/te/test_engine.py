@@ -45,6 +45,9 @@ async def _setup(dut):
 async def _check(bench, machine, what):
     got = bench.snapshot()
     d = diff_snapshots(got, expected_snapshot(machine))
+    if d and os.environ.get("TSOC_TE_DUMP"):       # debugging: both images as .npz
+        np.savez(os.environ["TSOC_TE_DUMP"], **{"got_" + k: v for k, v in got.items()},
+                 **{"exp_" + k: v for k, v in expected_snapshot(machine).items()}, ddr_before=bench.ddr_before)
     assert not d, f"{what}: memory differs from the reference executor:\n{d}"
     errors = await bench.errors()
     assert errors == machine.errors, f"{what}: error flags {errors:#x}, executor {machine.errors:#x}"
@@ -128,7 +131,10 @@ async def random_instructions(dut):
                 dut._log.error(repr(i))
             raise
         done += batch
-    dut._log.info(f"{done} random instructions match the executor ({clocks} clocks)")
+    dut._log.info(f"{done} random instructions match the executor ({clocks} clocks); transfers per path: "
+                  f"{bench.paths}")
+    if total >= 500:
+        assert bench.paths["vector"] >= total // 10 and bench.paths["element"] >= total // 10, bench.paths
     missing = [b for b in REQUIRED_BINS if b not in bins]
     assert not missing or total < 500, f"random stimulus never exercised: {missing}"
     errors_seen = machine.errors

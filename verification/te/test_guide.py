@@ -3,6 +3,7 @@ with SCATTER variants of 5.8), compiled by the MCORE preprocessor's API
 (sw/mcore/api.py) for the guide's geometry (tests/data/mcore/guide_symbols.json),
 run on the engine from random memory contents and compared with the executor."""
 
+import os
 import random
 from pathlib import Path
 
@@ -58,12 +59,18 @@ async def guide_examples(dut):
     machine = _machine(config)
     _randomise(machine, random.Random(7))
     bench.load(machine)
+    only = os.environ.get("TSOC_TE_GUIDE")          # one section (debugging)
     for section, stmt, defines in EXAMPLES:
+        if only and section != only:
+            continue
         for process in (0, 1):
             ins, err = api.instructions(stmt, SYMS, dict(defines, p=P), process=process)
             assert err == 0, f"guide {section}: the preprocessor reports error {err:#x}"
             words = api.words(ins)
             machine.run_words(words)
+            before = dict(bench.paths)
             await bench.run(words)
+            dut._log.info(f"guide {section} (process {process}): " + ", ".join(
+                f"{bench.paths[k] - before[k]} {k}" for k in before))
             await _check(bench, machine, f"guide {section} (process {process})")
     dut._log.info(f"{len(EXAMPLES)} guide examples x 2 process spaces match the executor")

@@ -1,5 +1,6 @@
-"""Stand-alone cocotb top of the TensorEngine: the engine, a Wishbone RAM as
-DDR and the PCORE array (its memory model by default).  Builds it with
+"""Stand-alone cocotb top of the TensorEngine: the engine, LiteX's Wishbone
+SRAM on a bursting bus as DDR (the SoC's main RAM in simulation, incremental
+bursts accepted) and the PCORE array (its memory model by default).  Builds it with
 Verilator through cocotb's Python runner."""
 
 import hashlib
@@ -9,8 +10,10 @@ from pathlib import Path
 from migen import *
 from migen.fhdl import verilog
 
+from litex.soc.interconnect import wishbone
+
 from cores.tensor_engine.engine import TensorEngineCore
-from verification.te.models import WishboneRAM, PCOREMemoryModel
+from verification.te.models import PCOREMemoryModel
 
 REPO = Path(__file__).resolve().parents[2]
 TOPLEVEL = "te_top"
@@ -22,7 +25,7 @@ class TETop(Module):
     def __init__(self, config, ddr_bytes=DDR_BYTES):
         self.ddr_bytes = ddr_bytes
         self.submodules.engine = e = TensorEngineCore(config, ddr_base=0, ddr_size=ddr_bytes)
-        self.submodules.ram = WishboneRAM(ddr_bytes, bus=e.bus)
+        self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=e.bus)
         self.submodules.array = a = PCOREMemoryModel(config)
         te, ta = e.te, a.te
         self.comb += [getattr(ta, n).eq(getattr(te, n)) for n in
@@ -31,8 +34,9 @@ class TETop(Module):
         self.comb += [a.start_valid.eq(e.start_valid), e.start_ready.eq(a.start_ready),
                       a.start_func.eq(e.start_func), a.start_process.eq(e.start_process), e.busy.eq(a.busy)]
         self.ios = set()
-        e.xfer_active.name_override = "xfer_active"
-        self.ios.add(e.xfer_active)
+        for n in ("xfer_active", "xfer_vector"):
+            getattr(e, n).name_override = n
+            self.ios.add(getattr(e, n))
         for n in ("q_we", "q_data", "q_space", "idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
                   "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on"):
             s = getattr(e, n)

@@ -1,0 +1,358 @@
+"""The vector path of the TensorEngine: whole memory words per clock.
+
+A transfer qualifies when on both sides the innermost level is contiguous
+(step = one element), checked only if in bound over the whole row (stride 1)
+or with stride 0, not overlapped, no broadcast level, no PROC, the destination
+is not the SPU, INT16 rows in DDR/scratch start on even bytes, and not DDR on
+both sides (one bus master).  ``eligible()`` says so from the decoded sides;
+everything else takes the element path of ``engine.py``, bit-exact either way.
+
+Both address generators run in chunk mode (``agen.py``): one advance is a
+*chunk*, the elements of one row that lie in one memory word (a 32-bit DDR
+word, a scratch-pad word of VW x 16 bits, a PCORE vector word)::
+
+    src agen -> request queue -> memory (DDR burst | scratch | PCORE te)
+        -> response queue -> unpack + convert -> element ring (2L x 16 bits)
+        -> pack + convert <- dst agen -> write queue -> memory
+
+The element ring takes up to L = max(VW, 4) elements per clock at any lane
+offset and gives up to L at any other offset, so rows of different lengths
+and alignments on the two sides still move a word per clock.  DDR reads and
+writes are Wishbone incremental bursts (cti 0b010, last beat 0b111, bte 0)
+of up to ``max_burst`` beats inside one row, with cyc low for a clock between
+bursts so other masters get the bus.
+"""
+
+from migen import *
+from migen.genlib.fifo import SyncFIFO
+
+from litex.soc.interconnect import wishbone
+
+from sw.mcore import isa
+
+SPACE = {name: v[0] for name, v in isa.SPACES.items()}
+DT = {name: v[0] for name, v in isa.DTYPES.items()}
+CTI_INCREMENTING = 0b010
+CTI_END = 0b111
+
+
+def _log2(n):
+    return n.bit_length() - 1
+
+
+def eligible(sd):
+    """Expression: side ``sd`` can be walked by chunks (see the module doc)."""
+    byte = sd.space <= SPACE["SCRATCH"]
+    wide = byte & (sd.dtype == DT["INT16"])
+    unit = Mux(wide, 2, 1)
+    last = Signal((48, True))       # index of the row's last element (stride 1)
+    bound = Signal((48, True))
+    sd.vector_eligibility = [last.eq(sd.start[0] + sd.count[0] - 1), bound.eq(sd.bound[0])]
+    row_in_bound = (sd.start[0] >= 0) & (last < bound)
+    even = (sd.base[0] == 0) & reduce_and([sd.step[l][0] == 0 for l in range(1, len(sd.step))])
+    return ((sd.nbcast == 0) & (sd.space <= SPACE["PCORE_SHARED"]) & (sd.step[0] == unit) & ~sd.ovl[0]
+            & (~sd.chk[0] | (sd.stride[0] == 0) | ((sd.stride[0] == 1) & row_in_bound))
+            & (~wide | even))
+
+
+def reduce_and(xs):
+    out = 1
+    for x in xs:
+        out = out & x
+    return out
+
+
+class Geometry(Module):
+    """Where the element at ``addr`` of side ``sd`` sits: memory word, lane
+    offset in it, and how many elements of the word remain (``cap``, at
+    most ``lanes``)."""
+
+    def __init__(self, sd, addr, vw, scratch_bytes, lanes):
+        self.word = Signal(32)
+        self.off = Signal(8)
+        self.cap = Signal(8)
+        self.esh = Signal()
+        self.epw = Signal(8)        # elements per memory word
+
+        # # #
+
+        lvw, lsb = _log2(vw), _log2(scratch_bytes)
+        byte = sd.space <= SPACE["SCRATCH"]
+        elem = Signal(32)
+        left = Signal(8)
+        self.comb += [
+            self.esh.eq(byte & (sd.dtype == DT["INT16"])),
+            elem.eq(addr >> self.esh),
+            Case(sd.space, {
+                SPACE["DDR"]: [self.word.eq(addr[2:]), self.epw.eq(4 >> self.esh)],
+                SPACE["SCRATCH"]: [self.word.eq(addr[lsb:]), self.epw.eq(scratch_bytes >> self.esh)],
+                "default": [self.word.eq(addr[lvw:]), self.epw.eq(vw)],
+            }),
+            self.off.eq(elem & (self.epw - 1)),
+            left.eq(self.epw - self.off),
+            self.cap.eq(Mux(left > lanes, lanes, left)),
+        ]
+
+
+class BurstMaster(Module):
+    """Drives one Wishbone master with beats offered by ``req`` (address and
+    data from outside).  ``more`` says another beat will be offered in the
+    clock after this one is acknowledged: the beat then carries cti 0b010,
+    else 0b111 (a burst is at most ``max_burst`` beats).  cti is frozen from
+    the first clock a beat is offered until its acknowledge, as a LiteX
+    bursting SRAM latches it; after a 0b111 beat cyc drops for one clock."""
+
+    def __init__(self, bus, max_burst):
+        self.req = Signal()
+        self.more = Signal()
+        self.ack = Signal()
+
+        # # #
+
+        pending = Signal()
+        cti_r = Signal(3)
+        gap = Signal()
+        blen = Signal(max=max_burst)
+        cti = Signal(3)
+        self.comb += [
+            cti.eq(Mux(pending, cti_r, Mux(self.more & (blen != max_burst - 1), CTI_INCREMENTING, CTI_END))),
+            bus.cyc.eq(self.req & ~gap),
+            bus.stb.eq(bus.cyc),
+            bus.cti.eq(cti),
+            bus.bte.eq(0),
+            self.ack.eq(bus.cyc & bus.ack),
+        ]
+        self.sync += [
+            gap.eq(0),
+            If(bus.cyc,
+                If(bus.ack,
+                    pending.eq(0),
+                    If(cti == CTI_INCREMENTING, blen.eq(blen + 1)).Else(blen.eq(0), gap.eq(1)),
+                ).Else(pending.eq(1), cti_r.eq(cti)),
+            ),
+        ]
+
+
+class _Packed:
+    """A record packed into one FIFO word."""
+
+    def __init__(self, **fields):
+        self.layout = list(fields.items())
+        self.width = sum(fields.values())
+
+    def pack(self, **values):
+        return Cat(*[values[n] for n, _ in self.layout])
+
+    def unpack(self, word):
+        out, pos = {}, 0
+        for n, w in self.layout:
+            out[n] = word[pos:pos + w]
+            pos += w
+        return out
+
+
+def _convert(dtype, v):
+    """A 16-bit element after reading/storing as ``dtype`` (truncate, extend)."""
+    return Mux(dtype == DT["UINT8"], Cat(v[:8], C(0, 8)),
+               Mux(dtype == DT["INT8"], Cat(v[:8], Replicate(v[7], 8)), v))
+
+
+class VectorPath(Module):
+    """The vector data path; ``engine.py`` muxes its ports in while ``active``."""
+
+    def __init__(self, config, src, dst, sg, dg, s_skip, d_skip, s_next_in, d_next_in, pad,
+                 scratch, te, rsp_depth=4, max_burst=32):
+        vw = config.vw
+        self.lanes = L = max(vw, 4)
+        D = 2 * L                                  # element ring
+        sb = scratch.word_bytes
+        emax = max(sb, vw)                         # lanes of the widest memory word
+        self.active = Signal()     # in: a vector transfer is executing (the agens are in chunk mode)
+        self.done = Signal()       # out: every element of it written
+        self.src_ready = Signal()  # out: the source agen advances
+        self.dst_ready = Signal()  # out: the destination agen advances
+        self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        # te port as driven by this path (the engine muxes it in and maps
+        # the PCORE tag, element address / VW, to pcore/thread/addr).
+        self.t_valid = Signal()
+        self.t_we = Signal()
+        self.t_shared = Signal()
+        self.t_tag = Signal(32)
+        self.t_wdata = Signal(16 * vw)
+        self.t_wmask = Signal(vw)
+        # Activity (trace): a memory word read / written this clock.
+        self.rd_beat = Signal()
+        self.wr_beat = Signal()
+
+        # # #
+
+        sgeo = Geometry(src, sg.addr, vw, sb, L)
+        dgeo = Geometry(dst, dg.addr, vw, sb, L)
+        self.submodules += sgeo, dgeo
+        self.comb += [sg.cap.eq(sgeo.cap), sg.esh.eq(sgeo.esh), dg.cap.eq(dgeo.cap), dg.esh.eq(dgeo.esh)]
+        s_ddr, s_scr = src.space == SPACE["DDR"], src.space == SPACE["SCRATCH"]
+        d_ddr, d_scr = dst.space == SPACE["DDR"], dst.space == SPACE["SCRATCH"]
+        s_pc, d_pc = ~s_ddr & ~s_scr, ~d_ddr & ~d_scr
+
+        # -- request queue: one chunk of the source per clock --------------
+        desc = _Packed(word=32, off=8, n=8, skip=1, cont=1)
+        self.submodules.rq = rq = SyncFIFO(desc.width, 4)
+        self.comb += [
+            rq.din.eq(desc.pack(word=sgeo.word, off=sgeo.off, n=sg.n[:8], skip=s_skip,
+                                cont=~s_skip & ~sg.row_end & s_next_in)),
+            rq.we.eq(self.active & sg.valid),
+            self.src_ready.eq(self.active & rq.writable),
+        ]
+        head = desc.unpack(rq.dout)
+
+        rsp = _Packed(off=8, n=8, skip=1, data=max(32, 8 * sb, 16 * vw))
+        self.submodules.rspq = rspq = SyncFIFO(rsp.width, rsp_depth)
+
+        # DDR (source or destination, never both): bursts.
+        self.submodules.burst = bm = BurstMaster(bus, max_burst)
+        rd_req, rd_more, wr_req, wr_more = Signal(), Signal(), Signal(), Signal()
+        # Scratch / PCORE source: requests into a delay line (1 or 2 clocks).
+        d1_valid, d2_valid = Signal(), Signal()
+        d1, d2 = Signal(desc.width), Signal(desc.width)
+        inflight = Signal(8)
+        queued = Signal(8)
+        self.comb += [inflight.eq(d1_valid + d2_valid), queued.eq(rspq.level + inflight)]
+        issue = Signal()
+        te_rd = Signal()
+        te_wr = Signal()
+        pc_lat2 = s_pc
+        rsp_in = Signal(rsp.width)
+        rsp_we = Signal()
+        ddr_skip = Signal()
+        self.comb += [
+            # DDR
+            rd_req.eq(s_ddr & rq.readable & ~head["skip"] & rspq.writable),
+            rd_more.eq(head["cont"] & (rq.level >= 2) & (rspq.level <= rsp_depth - 2)),
+            ddr_skip.eq(s_ddr & rq.readable & head["skip"] & rspq.writable),
+            # scratch / PCORE: issue when the response queue has room for everything in flight
+            issue.eq(~s_ddr & rq.readable & (queued < rsp_depth)
+                     & (head["skip"] | s_scr | (te.ready & ~te_wr))),
+            te_rd.eq(issue & s_pc & ~head["skip"]),
+            scratch.wide_rd_adr.eq(head["word"]),
+            rq.re.eq((bm.ack & s_ddr) | ddr_skip | issue),
+        ]
+        self.sync += [
+            d1_valid.eq(issue), d1.eq(rq.dout),
+            d2_valid.eq(d1_valid & pc_lat2), d2.eq(d1),
+        ]
+        done_d = Signal(desc.width)
+        self.comb += [
+            If(s_ddr,
+                rsp_we.eq((bm.ack & s_ddr) | ddr_skip), done_d.eq(rq.dout),
+                rsp_in.eq(Cat(rq.dout[32:32 + 17], bus.dat_r)),
+            ).Elif(s_scr,
+                rsp_we.eq(d1_valid), done_d.eq(d1),
+                rsp_in.eq(Cat(d1[32:32 + 17], scratch.wide_rd_dat)),
+            ).Else(
+                rsp_we.eq(d2_valid), done_d.eq(d2),
+                rsp_in.eq(Cat(d2[32:32 + 17], te.rdata)),
+            ),
+            rspq.din.eq(rsp_in),
+            rspq.we.eq(rsp_we),
+            self.rd_beat.eq((bm.ack & s_ddr) | te_rd | (issue & s_scr & ~head["skip"])),
+        ]
+
+        # -- unpack into the element ring -----------------------------------
+        r = rsp.unpack(rspq.dout)
+        s_byte = src.space <= SPACE["SCRATCH"]
+        s_narrow = s_byte & (src.dtype != DT["INT16"])
+        raw = [Signal(16, name=f"vraw{k}") for k in range(emax)]
+        conv = [Signal(16, name=f"vconv{k}") for k in range(emax)]
+        for k in range(emax):
+            byte_k = r["data"][8 * k:8 * k + 8] if 8 * k + 8 <= len(r["data"]) else C(0, 8)
+            half_k = r["data"][16 * k:16 * k + 16] if 16 * k + 16 <= len(r["data"]) else C(0, 16)
+            self.comb += [
+                raw[k].eq(Mux(r["skip"], pad, Mux(s_narrow, byte_k, half_k))),
+                conv[k].eq(_convert(src.dtype, raw[k])),
+            ]
+        ring = [Signal(16, name=f"vring{k}") for k in range(D)]
+        lb = _log2(D)
+        wp, rp = Signal(lb), Signal(lb)
+        count = Signal(max=D + 1)
+        push = Signal()
+        pop = Signal()
+        n_push = Signal(8)
+        n_pop = Signal(8)
+        count_after_push = Signal(10)
+        self.comb += count_after_push.eq(count + r["n"])
+        self.comb += [
+            push.eq(rspq.readable & (count_after_push <= D)),
+            rspq.re.eq(push),
+            n_push.eq(Mux(push, r["n"], 0)),
+        ]
+        conv_a = Array(conv)
+        for e in range(D):
+            rel = Signal(lb, name=f"vrel{e}")
+            self.comb += rel.eq(e - wp)
+            self.sync += If(push & (rel < r["n"]), ring[e].eq(conv_a[r["off"] + rel]))
+        self.sync += [wp.eq(wp + n_push), rp.eq(rp + n_pop), count.eq(count + n_push - n_pop)]
+
+        # -- pack a destination word ------------------------------------------
+        ring_a = Array(ring)
+        d_byte = dst.space <= SPACE["SCRATCH"]
+        d_narrow = d_byte & (dst.dtype != DT["INT16"])
+        out = [Signal(16, name=f"vout{k}") for k in range(emax)]
+        lane_on = [Signal(name=f"vlane{k}") for k in range(emax)]
+        for k in range(emax):
+            rel = Signal((9, True), name=f"vorel{k}")
+            self.comb += [
+                rel.eq(k - dgeo.off),
+                lane_on[k].eq((rel >= 0) & (rel < dg.n[:8])),
+                out[k].eq(_convert(dst.dtype, ring_a[(rp + rel)[:lb]])),
+            ]
+        wdata = Signal(max(32, 8 * sb, 16 * vw))
+        wmask = Signal(max(4, sb, vw))
+        byte_data = Cat(*[out[k][:8] for k in range(len(wdata) // 8)])
+        byte_mask = Cat(*[lane_on[k] for k in range(len(wmask))])
+        half_data = Cat(*[out[k] for k in range(len(wdata) // 16)])
+        half_mask = Cat(*[Replicate(lane_on[k], 2) for k in range(len(wmask) // 2)])
+        self.comb += [
+            If(d_narrow, wdata.eq(byte_data), wmask.eq(byte_mask)
+            ).Elif(d_byte, wdata.eq(half_data), wmask.eq(half_mask)
+            ).Else(wdata.eq(half_data), wmask.eq(Cat(*lane_on[:vw]))),
+        ]
+        wq = _Packed(word=32, cont=1, mask=len(wmask), data=len(wdata))
+        self.submodules.wfq = wfq = SyncFIFO(wq.width, 4)
+        self.comb += [
+            pop.eq(self.active & dg.valid & (count >= dg.n[:8]) & (d_skip | wfq.writable)),
+            self.dst_ready.eq(pop),
+            n_pop.eq(Mux(pop, dg.n[:8], 0)),
+            wfq.we.eq(pop & ~d_skip),
+            wfq.din.eq(wq.pack(word=dgeo.word, cont=~d_skip & ~dg.row_end & d_next_in, mask=wmask, data=wdata)),
+        ]
+
+        # -- write the word -----------------------------------------------
+        w = wq.unpack(wfq.dout)
+        scr_we = Signal()
+        self.comb += [
+            wr_req.eq(d_ddr & wfq.readable),
+            wr_more.eq(w["cont"] & (wfq.level >= 2)),
+            bm.req.eq(Mux(s_ddr, rd_req, wr_req)),
+            bm.more.eq(Mux(s_ddr, rd_more, wr_more)),
+            bus.we.eq(~s_ddr),
+            bus.adr.eq(Mux(s_ddr, head["word"], w["word"])),
+            bus.sel.eq(Mux(s_ddr, 0b1111, w["mask"][:4])),
+            bus.dat_w.eq(w["data"][:32]),
+            te_wr.eq(d_pc & wfq.readable & te.ready),
+            scr_we.eq(d_scr & wfq.readable),
+            wfq.re.eq((bm.ack & ~s_ddr) | te_wr | scr_we),
+            scratch.wide_wr_adr.eq(w["word"]),
+            scratch.wide_wr_dat.eq(w["data"]),
+            scratch.wide_wr_be.eq(Mux(scr_we, w["mask"], 0)),
+            self.wr_beat.eq(wfq.re),
+            # the te port: writes first, then reads
+            self.t_valid.eq(te_wr | te_rd),
+            self.t_we.eq(te_wr),
+            self.t_shared.eq(Mux(te_wr, dst.space == SPACE["PCORE_SHARED"], src.space == SPACE["PCORE_SHARED"])),
+            self.t_tag.eq(Mux(te_wr, w["word"], head["word"])),
+            self.t_wdata.eq(w["data"][:16 * vw]),
+            self.t_wmask.eq(w["mask"][:vw]),
+        ]
+
+        # -- end: the destination walked, every word written --------------
+        self.comb += self.done.eq(~dg.valid & ~wfq.readable & ~rq.readable & ~rspq.readable)
