@@ -26,6 +26,15 @@ def test_engine_long_random(seed):
 
 
 @pytest.mark.sim
+def test_engine_activity_trace():
+    """LOG_ON records (cycle, busy changes, transfer start/end and attributes)
+    match the engine's pins and the executor's trace strings."""
+    from verification.te.run import run
+    tests, fails, results = run(module="verification.te.test_trace")
+    assert tests == 1 and fails == 0, f"see {results}"
+
+
+@pytest.mark.sim
 def test_engine_runs_the_guide_examples():
     """Every transfer example of the programmer guide, compiled by the MCORE
     preprocessor for the guide's geometry (8 PCOREs x 16 threads x 8 lanes)."""

@@ -16,12 +16,14 @@ TE_PORT_IN = ("ready", "rvalid", "rdata")
 
 
 class TensorEngine(LiteXModule):
-    def __init__(self, config, ddr_base, ddr_size, queue_depth=128):
+    def __init__(self, config, ddr_base, ddr_size, queue_depth=128, trace_depth=256):
         self.doc = ModuleDoc(title="TensorEngine", body=(
             "Executes the tensor instructions of docs/tensor_isa.md: the MCORE writes them word by word to "
-            "QUEUE (checking QUEUE_SPACE), reads CALLBACK markers and ERRORS. DDR is reached through a "
-            "Wishbone master, the PCORE array through its te ports. See docs/tensor_engine.md."))
-        self.core = core = TensorEngineCore(config, ddr_base=ddr_base, ddr_size=ddr_size, queue_depth=queue_depth)
+            "QUEUE (checking QUEUE_SPACE), reads CALLBACK markers and ERRORS, and while LOG_ON is in effect "
+            "drains the activity trace from TRACE_DATA. DDR is reached through a Wishbone master (incremental "
+            "bursts), the PCORE array through its te ports. See docs/tensor_engine.md."))
+        self.core = core = TensorEngineCore(config, ddr_base=ddr_base, ddr_size=ddr_size, queue_depth=queue_depth,
+                                                    trace_depth=trace_depth)
         self.bus = core.bus
         self.te = core.te
         self.start_valid, self.start_ready = core.start_valid, core.start_ready
@@ -41,6 +43,15 @@ class TensorEngine(LiteXModule):
             CSRField("busy", size=2, description="bit p: a PCORE kernel runs on process space p"),
             CSRField("log", size=1, description="LOG_ON in effect"),
         ])
+        self.trace_data = CSR(32, name="trace_data")
+        self.trace_data.description = (
+            "Read: the activity trace (LOG_ON), two words per record: the info word (bit 31 set; fields in "
+            "sw/te_trace.py and sw/runtime/te_trace.h), then the cycle counter at the event. Each read takes "
+            "the word; 0 when the buffer is empty.")
+        self.trace_status = CSRStatus(fields=[
+            CSRField("records", size=16, description="records in the trace buffer"),
+            CSRField("depth", size=16, description="capacity of the trace buffer in records"),
+        ])
 
         # # #
 
@@ -55,6 +66,10 @@ class TensorEngine(LiteXModule):
             self.status.fields.idle.eq(core.idle),
             self.status.fields.busy.eq(core.busy),
             self.status.fields.log.eq(core.log_on),
+            self.trace_data.w.eq(core.trace_word),
+            core.trace_pop.eq(self.trace_data.we),
+            self.trace_status.fields.records.eq(core.trace_level),
+            self.trace_status.fields.depth.eq(core.trace_depth),
         ]
 
 

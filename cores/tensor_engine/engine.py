@@ -26,6 +26,7 @@ from cores.pcore.pcore import TEPort
 from cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS
 from cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from cores.tensor_engine.vector import VectorPath, eligible
+from cores.tensor_engine.trace import ActivityTrace
 from cores.tensor_engine.spu import StreamProcessor
 
 ERR = {name: 1 << bit for name, (bit, _) in isa.ERRORS.items()}
@@ -100,7 +101,8 @@ class TensorEngineCore(Module):
     ``start_*``, ``busy``.
     """
 
-    def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=128, cb_depth=16, fifo_depth=8):
+    def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=128, cb_depth=16, fifo_depth=8,
+                 trace_depth=256):
         vw = config.vw
         pm = PCOREMap(config)
         self.config = config
@@ -118,6 +120,12 @@ class TensorEngineCore(Module):
         self.log_on = Signal()
         self.xfer_active = Signal()       # a transfer is executing (trace)
         self.xfer_vector = Signal()       # ... on the vector path
+        # Activity trace (LOG_ON): the next 32-bit word of the buffer (0: empty),
+        # trace_pop takes it; trace_level records buffered.
+        self.trace_word = Signal(32)
+        self.trace_pop = Signal()
+        self.trace_level = Signal(max=trace_depth + 2)
+        self.trace_depth = trace_depth
         # PCORE array.
         self.te = te = TEPort(config.np, config.nt, vw, pm.addr_bits)
         self.start_valid = Signal()
@@ -319,6 +327,13 @@ class TensorEngineCore(Module):
             lf["bound"]: on_slot(lambda sd, s: [sd.bound[s].eq(w)]),
         })
         self.sync += If(fsm.ongoing("LEVEL") & take, level_store)
+        # Level 0 as written (count, step) of each side: the trace's Vn attribute.
+        l0_count = [Signal(32), Signal(32)]
+        l0_step = [Signal(32), Signal(32)]
+        for k in range(2):
+            self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
+                            If(lw == lf["count"], l0_count[k].eq(w)),
+                            If(lw == lf["step"], l0_step[k].eq(w)))
         fsm.act("LEVEL", consume(
             If(lw == isa.LEVEL_WORDS - 1,
                 NextValue(lw, 0),
@@ -339,7 +354,7 @@ class TensorEngineCore(Module):
             ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
             ).Else(xfer_go.eq(1), NextValue(vmode, vector_ok), NextState("XFER")))
         fsm.act("XFER", self.xfer_active.eq(1),
-            If(Mux(vmode, vdone, xfer_done), NextValue(vmode, 0), NextState("HDR")))
+            If(Mux(vmode, vdone, xfer_done), NextState("HDR")))
         self.comb += self.xfer_vector.eq(vmode)
         self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable)
 
@@ -388,6 +403,29 @@ class TensorEngineCore(Module):
             config, src, dst, sg, dg, s_skip, d_skip, next_word_in(sg.addr), next_word_in(dg.addr),
             pad, scratch, te)
         self.comb += [vec.active.eq(vmode), vdone.eq(vec.done), scratch.wide.eq(vmode)]
+        # ------------------------------------------------------------------
+        # Activity trace (trace.py, record format sw/te_trace.py).
+        # ------------------------------------------------------------------
+        def vattr(sd, k):
+            v = Signal(2)
+            unit = Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
+            cands = [c for c in (8, 4, 2) if c <= vw]
+            expr = 0
+            for c in reversed(cands):
+                expr = Mux(l0_count[k][:_log2(c)] == 0, _log2(c), expr)
+            self.comb += v.eq(Mux(l0_step[k] == unit, expr, 0))
+            return v
+
+        self.submodules.trace = tr = ActivityTrace(dict(
+            process=process, dst=dst.space, src=src.space,
+            dst_v=vattr(dst, 0), dst_x2=dst.dtype == DT["INT16"],
+            src_v=vattr(src, 1), src_x2=src.dtype == DT["INT16"],
+            scatter=scatter, vector=vmode), depth=trace_depth)
+        self.comb += [
+            tr.log_on.eq(self.log_on), tr.busy.eq(self.busy), tr.xfer_active.eq(self.xfer_active),
+            self.trace_word.eq(tr.word), tr.pop.eq(self.trace_pop), self.trace_level.eq(tr.level),
+        ]
+
         s_valid = Signal()       # the element path's view of the generators
         d_valid = Signal()
         self.comb += [s_valid.eq(sg.valid & ~vmode), d_valid.eq(dg.valid & ~vmode)]

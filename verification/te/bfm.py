@@ -26,6 +26,7 @@ class TEBench:
         d.q_data.value = 0
         d.errors_clear.value = 0
         d.cb_pop.value = 0
+        d.trace_pop.value = 0
         d.sys_rst.value = 1
         await ClockCycles(self.clk, 3)
         d.sys_rst.value = 0
@@ -100,6 +101,22 @@ class TEBench:
             d.cb_pop.value = 1
             await RisingEdge(self.clk)
             d.cb_pop.value = 0
+            await RisingEdge(self.clk)
+        return out
+
+    async def trace_words(self):
+        """Drain the activity trace buffer (as the MCORE does through TRACE_DATA)."""
+        d = self.dut
+        out = []
+        await RisingEdge(self.clk)
+        while True:
+            w = int(d.trace_word.value)
+            if not w and len(out) % 2 == 0:
+                break
+            out.append(w)
+            d.trace_pop.value = 1
+            await RisingEdge(self.clk)
+            d.trace_pop.value = 0
             await RisingEdge(self.clk)
         return out
 

@@ -1,5 +1,7 @@
 """``tsoc bench te``: elements per clock of each TensorEngine transfer kind
-against its peak (Verilator, stand-alone engine with the default geometry)."""
+against its peak (Verilator, stand-alone engine with the default geometry).
+``tsoc te trace RAW``: a LOG_ON activity trace dump as a Perfetto trace or the
+programmer guide's report (sw/te_trace.py)."""
 
 import json
 import tempfile
@@ -41,7 +43,44 @@ def cmd_bench(args):
     return 0
 
 
+def cmd_trace(args):
+    from sw import te_trace
+    from sw.cli import UserError
+    try:
+        raw = Path(args.raw).read_text()
+    except OSError as e:
+        raise UserError(f"{args.raw}: {e.strerror}")
+    try:
+        words = te_trace.parse_raw(raw)
+    except ValueError as e:
+        raise UserError(f"{args.raw}: expected hex words (as te_trace_raw() prints them): {e}")
+    records = te_trace.decode(words)
+    if args.clock_hz is None:
+        from soc.config import SoCConfig
+        args.clock_hz = SoCConfig().sys_clk_freq
+    if not records:
+        raise UserError(f"{args.raw}: no trace records (the first word has no valid bit 31)")
+    if args.text:
+        print(te_trace.text(records), end="")
+    out = args.output or (None if args.text else str(Path(args.raw).with_suffix(".json")))
+    if out:
+        Path(out).write_text(json.dumps(te_trace.perfetto(records, args.clock_hz), indent=1) + "\n")
+        print(f"{out}: {len(records)} records; open it in https://ui.perfetto.dev")
+    return 0
+
+
 def register(groups):
+    te = groups["top"].add_parser("te", help="TensorEngine tools")
+    te_cmds = te.add_subparsers(dest="te_command", metavar="TE_COMMAND")
+    te.set_defaults(func=lambda args: (te.print_help(), 2)[1])
+    trace = te_cmds.add_parser("trace", help="LOG_ON activity trace dump -> Perfetto JSON / the guide's report")
+    trace.add_argument("raw", metavar="RAW", help="hex words as te_trace_raw() prints them (info, cycle per record)")
+    trace.add_argument("-o", "--output", metavar="FILE", help="Perfetto/Chrome trace JSON (default RAW.json)")
+    trace.add_argument("--text", action="store_true", help="print the programmer guide's activity report")
+    trace.add_argument("--clock-hz", type=float, default=None,
+                       help="engine clock for the time axis (default: the SoC's sys_clk_freq)")
+    trace.set_defaults(func=cmd_trace)
+
     bench = groups["bench"].add_parser("te", help="TensorEngine elements per clock per transfer kind (Verilator)")
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     bench.set_defaults(func=cmd_bench)

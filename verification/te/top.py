@@ -38,7 +38,8 @@ class TETop(Module):
             getattr(e, n).name_override = n
             self.ios.add(getattr(e, n))
         for n in ("q_we", "q_data", "q_space", "idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
-                  "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on"):
+                  "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on",
+                  "trace_word", "trace_pop", "trace_level"):
             s = getattr(e, n)
             s.name_override = n
             self.ios.add(s)
