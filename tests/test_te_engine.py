@@ -35,6 +35,16 @@ def test_engine_activity_trace():
 
 
 @pytest.mark.sim
+def test_engine_drives_the_real_pcore_array():
+    """Kernels on both process spaces of the real PCORE array fed and drained
+    by the engine, transfers overlapping the other space's kernel; DDR equals
+    the executor + PCORE ISS."""
+    from verification.te.run import run
+    tests, fails, results = run(module="verification.te.test_array", array="real")
+    assert tests == 1 and fails == 0, f"see {results}"
+
+
+@pytest.mark.sim
 def test_engine_runs_the_guide_examples():
     """Every transfer example of the programmer guide, compiled by the MCORE
     preprocessor for the guide's geometry (8 PCOREs x 16 threads x 8 lanes)."""

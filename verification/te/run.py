@@ -15,14 +15,16 @@ def test_config():
 
 
 def run(config=None, testcases=None, extra_env=None, waves=False, module="verification.te.test_engine",
-        ddr_bytes=None, quiet=False):
-    """Returns (tests, failures, results_xml)."""
+        ddr_bytes=None, quiet=False, array="model"):
+    """Returns (tests, failures, results_xml).  ``array``: "model" (the PCORE
+    memory model) or "real" (the PCORE array itself)."""
     from cocotb_tools.check_results import get_results
     from verification.te.top import DDR_BYTES
     config = config or test_config()
     ddr_bytes = ddr_bytes or DDR_BYTES
     (REPO / "build" / "te").mkdir(parents=True, exist_ok=True)
-    runner, bdir = build(config, waves=waves, log_file=str(REPO / "build" / "te" / "build.log"), ddr_bytes=ddr_bytes)
+    runner, bdir = build(config, waves=waves, log_file=str(REPO / "build" / "te" / "build.log"), ddr_bytes=ddr_bytes,
+                         array=array)
     overrides = {k: getattr(config, k) for k in TEST_CONFIG}
     env = {"TSOC_TE_CONFIG": json.dumps(overrides), "TSOC_TE_DDR_BYTES": str(ddr_bytes),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}

@@ -18,15 +18,24 @@ from verification.te.models import PCOREMemoryModel
 REPO = Path(__file__).resolve().parents[2]
 TOPLEVEL = "te_top"
 DDR_BYTES = 4096
+IMEM_WORDS = 1024
 BACKDOOR = ["te_ddr", "te_scratch", "te_spu", "te_pm_priv0", "te_pm_priv1", "te_pm_shr0", "te_pm_shr1"]
 
 
 class TETop(Module):
-    def __init__(self, config, ddr_bytes=DDR_BYTES):
+    """``array``: "model" (PCOREMemoryModel, back-door memories) or "real"
+    (cores.pcore.array.PCOREArrayCore; its instruction memory write port is a
+    top port: imem_we, imem_adr, imem_dat_w)."""
+
+    def __init__(self, config, ddr_bytes=DDR_BYTES, array="model"):
         self.ddr_bytes = ddr_bytes
         self.submodules.engine = e = TensorEngineCore(config, ddr_base=0, ddr_size=ddr_bytes)
         self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=e.bus)
-        self.submodules.array = a = PCOREMemoryModel(config)
+        if array == "real":
+            from cores.pcore.array import PCOREArrayCore
+            self.submodules.array = a = PCOREArrayCore(config, IMEM_WORDS)
+        else:
+            self.submodules.array = a = PCOREMemoryModel(config)
         te, ta = e.te, a.te
         self.comb += [getattr(ta, n).eq(getattr(te, n)) for n in
                       ("valid", "we", "process", "shared", "pcore", "thread", "addr", "wdata", "wmask")]
@@ -43,38 +52,50 @@ class TETop(Module):
             s = getattr(e, n)
             s.name_override = n
             self.ios.add(s)
+        if array == "real":
+            for n in ("imem_we", "imem_adr", "imem_dat_w"):
+                s = getattr(a, n)
+                s.name_override = n
+                self.ios.add(s)
 
 
-def config_key(config, ddr_bytes):
-    return json.dumps([config.np, config.nt, config.vw, config.pcore_private_words,
-                       config.pcore_shared_words, config.scratch_size, ddr_bytes])
+def config_key(config, ddr_bytes, array="model"):
+    key = [config.np, config.nt, config.vw, config.pcore_private_words,
+           config.pcore_shared_words, config.scratch_size, ddr_bytes]
+    return json.dumps(key + ([array] if array != "model" else []))
 
 
-def build_dir_for(config, ddr_bytes=DDR_BYTES):
-    return REPO / "build" / "te" / ("top_" + hashlib.sha1(config_key(config, ddr_bytes).encode()).hexdigest()[:8])
+def build_dir_for(config, ddr_bytes=DDR_BYTES, array="model"):
+    h = hashlib.sha1(config_key(config, ddr_bytes, array).encode()).hexdigest()[:8]
+    return REPO / "build" / "te" / (("top_" if array == "model" else f"top_{array}_") + h)
 
 
-def generate(config, build_dir, ddr_bytes=DDR_BYTES):
+def generate(config, build_dir, ddr_bytes=DDR_BYTES, array="model"):
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
-    top = TETop(config, ddr_bytes)
+    top = TETop(config, ddr_bytes, array)
     path = build_dir / f"{TOPLEVEL}.v"
     verilog.convert(top, ios=top.ios, name=TOPLEVEL).write(str(path))
     vlt = build_dir / "public.vlt"
+    backdoor = BACKDOOR if array == "model" else BACKDOOR[:3]
     ports = sorted(s.name_override for s in top.ios) + ["sys_clk", "sys_rst"]
     vlt.write_text("`verilator_config\n" + "".join(
-        f'public_flat_rw -module "{TOPLEVEL}" -var "{m}"\n' for m in BACKDOOR + ports))
-    return [str(vlt), str(path)]
+        f'public_flat_rw -module "{TOPLEVEL}" -var "{m}"\n' for m in backdoor + ports))
+    sources = [str(vlt), str(path)]
+    if array == "real":
+        from cores.pcore.lane import generate_verilog
+        sources.insert(1, str(generate_verilog(build_dir)))
+    return sources
 
 
-def build(config, waves=False, log_file=None, ddr_bytes=DDR_BYTES):
+def build(config, waves=False, log_file=None, ddr_bytes=DDR_BYTES, array="model"):
     """Generate and Verilator-build the top; returns (runner, build_dir)."""
     from verification.soc.runner import _fast_verilator_runner, build_lock
     from verification.verilator import setup_env
     setup_env()
-    bdir = build_dir_for(config, ddr_bytes)
+    bdir = build_dir_for(config, ddr_bytes, array)
     with build_lock(bdir):
-        sources = generate(config, bdir / "rtl", ddr_bytes)
+        sources = generate(config, bdir / "rtl", ddr_bytes, array)
         runner = _fast_verilator_runner()
         runner.build(sources=sources, hdl_toplevel=TOPLEVEL, build_dir=str(bdir / ("sim-waves" if waves else "sim")),
                      build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2", "-j", "2"]

@@ -1,0 +1,126 @@
+"""cocotb: the TensorEngine driving the real PCORE array
+(cores.pcore.array.PCOREArrayCore, top built with array="real").
+
+A MAC kernel (sw/pcore/kernels/stream.pcore, long enough to overlap) runs
+on both process spaces: inputs DDR -> PCORE private (vector path) and shared
+(broadcast to every PCORE, element path), EXE_LOCKSTEP, results PCORE -> DDR,
+with the transfers of one process space overlapping the kernel of the other.  DDR must equal the reference executor whose EXE runs the PCORE ISS,
+and the results the numpy reference; the LOG trace shows the overlap.
+Run by tests/test_te_engine.py."""
+
+import numpy as np
+
+import cocotb
+from cocotb.triggers import RisingEdge
+
+from cores.pcore import isa as pcore_isa
+from sw import te_trace
+from sw.mcore import isa
+from sw.pcore import workloads
+from sw.pcore.iss import PcoreISS
+from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes
+from verification.te.test_engine import _config, _machine, DDR_BYTES
+
+SP = {n: v[0] for n, v in isa.SPACES.items()}
+INT16 = isa.dtype("INT16")
+
+
+def _pcore_var(config, var):
+    """PCORE(NP)[:].THREAD[:].var[0:size-1] as a destination/source side."""
+    pw = config.pcore_private_words
+    return isa.Side(space=SP["PCORE_PRIVATE"], dtype=INT16, base=var.addr, check_mask=0, levels=[
+        isa.Level(count=var.size, step=1, bound=var.size),
+        isa.Level(count=config.nt, step=pw, bound=config.nt),
+        isa.Level(count=config.np, step=config.nt * pw, bound=config.np)])
+
+
+def _shared_var(config, var):
+    """PCORE(NP)[*].var[0:size-1]: the same values into every PCORE's shared memory."""
+    return isa.Side(space=SP["PCORE_SHARED"], dtype=INT16, base=var.addr, check_mask=0, bcast_mask=0b10, levels=[
+        isa.Level(count=var.size, step=1, bound=var.size),
+        isa.Level(count=config.np, step=config.pcore_shared_words, bound=config.np)])
+
+
+def _ddr(base, n):
+    return isa.Side(space=SP["DDR"], dtype=INT16, base=base, check_mask=0,
+                    levels=[isa.Level(count=n, step=2, bound=n)])
+
+
+def _iss_kernel(config, words):
+    def kernel(machine, exe):
+        iss = PcoreISS(config, words)
+        iss.private[exe.process] = machine.private[exe.process]
+        iss.shared[exe.process] = machine.shared[exe.process]
+        iss.run(exe.func, exe.process)
+        machine.private[exe.process] = iss.private[exe.process].astype(np.int16)
+    return kernel
+
+
+async def _load_kernel(dut, words):
+    for i, w in enumerate(words):
+        dut.imem_we.value = 1
+        dut.imem_adr.value = i
+        dut.imem_dat_w.value = w
+        await RisingEdge(dut.sys_clk)
+    dut.imem_we.value = 0
+
+
+@cocotb.test()
+async def kernels_on_both_process_spaces(dut):
+    config = _config()
+    bench = TEBench(dut, config, DDR_BYTES)
+    dut.imem_we.value = 0
+    await bench.start()
+    wls = [workloads.mac_stream(config, np.random.default_rng(10 + p), N=300) for p in range(2)]
+    prog = wls[0].assemble()
+    await _load_kernel(dut, prog.words)
+    x, w, out = (prog.variable("stream", v) for v in ("x", "w", "out"))
+    total = config.np * config.nt * config.vw
+
+    machine = _machine(config)
+    machine.kernel = _iss_kernel(config, prog.words)
+    rng = np.random.default_rng(3)
+    machine.ddr[:] = rng.integers(0, 256, machine.ddr.size)
+    inputs = {}
+    for p, wl in enumerate(wls):
+        inputs[(p, "x")], inputs[(p, "w")] = 2 * p * 2 * total, (2 * p + 1) * 2 * total
+        machine.ddr_write(inputs[(p, "x")], wl.private[:, :, x.addr:x.addr + x.size].reshape(-1))
+        machine.ddr_write(inputs[(p, "w")], wl.shared[0, w.addr:w.addr + w.size])
+    results = {p: (4 + p) * 2 * total for p in range(2)}
+    bench.write_words("te_ddr", _bytes_to_words(machine.ddr))
+
+    func = isa.build_kernel_func(wls[0].entry, 0, 0)
+    assert func == pcore_isa.function_word(wls[0].entry)
+
+    def load(p):
+        return [isa.Transfer(dst=_pcore_var(config, x), src=_ddr(inputs[(p, "x")], total), process=p),
+                isa.Transfer(dst=_shared_var(config, w), src=_ddr(inputs[(p, "w")], w.size), process=p)]
+
+    def unload(p):
+        return [isa.Transfer(dst=_ddr(results[p], total), src=_pcore_var(config, out), process=p)]
+
+    program = ([isa.Log(on=1)] + load(0) + [isa.Exe(func=func, process=0)]
+               + load(1)                                  # overlaps the kernel on process 0
+               + [isa.Exe(func=func, process=1)]          # starts when the array is free
+               + unload(0)                                # overlaps the kernel on process 1
+               + unload(1) + [isa.Log(on=0)])
+    machine.run(program)
+    await bench.run([w for i in program for w in isa.encode(i)])
+
+    got = _words_to_bytes(bench.read_words("te_ddr", DDR_BYTES // 4))
+    bad = np.nonzero(got != machine.ddr)[0]
+    assert not bad.size, f"DDR differs from the executor + ISS at {bad.size} bytes, first {bad[:8]}"
+    for p, wl in enumerate(wls):
+        res = got[results[p]:results[p] + 2 * total].view("<i2").reshape(config.np, config.nt, config.vw)
+        assert np.array_equal(res, wl.expected["out"]), f"process {p}: results differ from the numpy reference"
+    exe = [(p, isa.build_kernel_func(ad, np_, nt)) for p, ad, np_, nt in machine.exe_calls]
+    assert bench.starts == exe, f"kernel starts {bench.starts}, executor {exe}"
+    assert await bench.errors() == 0
+
+    records = te_trace.decode(await bench.trace_words())
+    starts = [r for r in records if r.name == "XFER_START"]
+    assert [te_trace.describe(r) for r in starts] == machine.trace
+    overlap = [(r.process, r.busy) for r in starts if r.busy & (1 << (1 - r.process))]
+    assert (1, 0b01) in overlap and (0, 0b10) in overlap, \
+        f"no transfer overlapped the other process space's kernel: {[(r.process, r.busy) for r in starts]}"
+    dut._log.info("activity report:\n" + te_trace.text(records))
