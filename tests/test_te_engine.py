@@ -53,3 +53,21 @@ def test_engine_runs_the_guide_examples():
     config = SoCConfig().with_overrides(np=8, nt=16, vw=8, pcore_private_words=512, pcore_shared_words=2048)
     tests, fails, results = run(config, module="verification.te.test_guide", ddr_bytes=64 * 1024)
     assert tests == 1 and fails == 0, f"see {results}"
+
+
+# PCORE <-> PCORE transfers share the array's single te command port between
+# their reads and writes: VW/2 per clock at best (docs/tensor_engine.md, Bench).
+TE_PORT_BOUND = ("PCORE_SHARED <= PCORE_PRIVATE", "PCORE_PRIVATE <= PCORE_SHARED")
+
+
+@pytest.mark.sim
+def test_bench_meets_the_throughput_targets():
+    """`tsoc bench te` (every transfer checked against the executor): long
+    contiguous transfers on the vector path at >= 80% of the DDR bus and >= 90%
+    of VW per clock on chip."""
+    from verification.te.cli import run_bench
+    rep = run_bench()
+    for r in rep["rows"]:
+        assert r["path"] == "vector", r
+        floor = 0.45 if r["kind"].startswith(TE_PORT_BOUND) else r["target"]
+        assert r["of_peak"] >= floor, f"{r['kind']}: {100 * r['of_peak']:.0f}% of peak"

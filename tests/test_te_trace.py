@@ -122,3 +122,8 @@ def test_cli_writes_perfetto_json_and_the_report(tmp_path, capsys):
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     (tmp_path / "bad.txt").write_text("zz\n")
     assert main(["te", "trace", str(tmp_path / "bad.txt")]) == 1
+
+
+def test_docs_record_table_is_current():
+    doc = (REPO / "docs" / "tensor_engine.md").read_text()
+    assert te_trace.markdown_table() in doc, "docs/tensor_engine.md: paste sw.te_trace.markdown_table()"

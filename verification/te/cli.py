@@ -10,22 +10,26 @@ from pathlib import Path
 BENCH_DDR_BYTES = 64 * 1024
 
 
-def run_bench(config=None):
+def run_bench(config=None, classic_bus=False):
     from soc.config import SoCConfig
     from verification.te.run import run
     config = config or SoCConfig()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         tests, fails, results = run(config, module="verification.te.test_bench", ddr_bytes=BENCH_DDR_BYTES,
-                                    extra_env={"TSOC_TE_BENCH_JSON": str(out)}, quiet=True)
+                                    extra_env={"TSOC_TE_BENCH_JSON": str(out)}, quiet=True,
+                                    array="classic-bus" if classic_bus else "model")
         if fails or not out.exists():
             raise RuntimeError(f"the TensorEngine bench failed: see {results}")
-        return json.loads(out.read_text())
+        rep = json.loads(out.read_text())
+        rep["bus"] = "classic (no bursts)" if classic_bus else "incremental bursts"
+        return rep
 
 
 def format_report(rep):
     c = rep["config"]
-    lines = [f"TensorEngine transfers, NP={c['np']} NT={c['nt']} VW={c['vw']}, 32-bit DDR bus",
+    lines = [f"TensorEngine transfers, NP={c['np']} NT={c['nt']} VW={c['vw']}, 32-bit DDR bus "
+             f"({rep.get('bus', 'incremental bursts')}: LiteX wishbone.SRAM)",
              f"{'transfer':<36} {'path':<7} {'elements':>8} {'clocks':>7} {'elem/clk':>8} {'peak':>5} {'of peak':>7} "
              f"{'target':>6}"]
     for r in rep["rows"]:
@@ -36,7 +40,7 @@ def format_report(rep):
 
 
 def cmd_bench(args):
-    rep = run_bench()
+    rep = run_bench(classic_bus=args.classic_bus)
     print(format_report(rep))
     if args.json:
         Path(args.json).write_text(json.dumps(rep, indent=1) + "\n")
@@ -83,4 +87,6 @@ def register(groups):
 
     bench = groups["bench"].add_parser("te", help="TensorEngine elements per clock per transfer kind (Verilator)")
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    bench.add_argument("--classic-bus", action="store_true",
+                       help="DDR on a Wishbone bus without bursts (LiteX SoCCore's default bus_bursting=False)")
     bench.set_defaults(func=cmd_bench)

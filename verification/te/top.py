@@ -23,14 +23,20 @@ BACKDOOR = ["te_ddr", "te_scratch", "te_spu", "te_pm_priv0", "te_pm_priv1", "te_
 
 
 class TETop(Module):
-    """``array``: "model" (PCOREMemoryModel, back-door memories) or "real"
+    """``array``: "model" (PCOREMemoryModel, back-door memories), "real"
     (cores.pcore.array.PCOREArrayCore; its instruction memory write port is a
-    top port: imem_we, imem_adr, imem_dat_w)."""
+    top port: imem_we, imem_adr, imem_dat_w) or "classic-bus" (the model, and
+    DDR on a non-bursting bus)."""
 
     def __init__(self, config, ddr_bytes=DDR_BYTES, array="model"):
         self.ddr_bytes = ddr_bytes
         self.submodules.engine = e = TensorEngineCore(config, ddr_base=0, ddr_size=ddr_bytes)
-        self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=e.bus)
+        ram_bus = e.bus
+        if array == "classic-bus":
+            # LiteX's SRAM on a bus without bursting (SoCCore's default bus_bursting=False): cti ignored
+            ram_bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=False)
+            self.comb += e.bus.connect(ram_bus)
+        self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=ram_bus)
         if array == "real":
             from cores.pcore.array import PCOREArrayCore
             self.submodules.array = a = PCOREArrayCore(config, IMEM_WORDS)
@@ -77,7 +83,7 @@ def generate(config, build_dir, ddr_bytes=DDR_BYTES, array="model"):
     path = build_dir / f"{TOPLEVEL}.v"
     verilog.convert(top, ios=top.ios, name=TOPLEVEL).write(str(path))
     vlt = build_dir / "public.vlt"
-    backdoor = BACKDOOR if array == "model" else BACKDOOR[:3]
+    backdoor = BACKDOOR[:3] if array == "real" else BACKDOOR
     ports = sorted(s.name_override for s in top.ios) + ["sys_clk", "sys_rst"]
     vlt.write_text("`verilator_config\n" + "".join(
         f'public_flat_rw -module "{TOPLEVEL}" -var "{m}"\n' for m in backdoor + ports))
