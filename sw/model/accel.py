@@ -40,6 +40,7 @@ from pathlib import Path
 from sw.mcore import isa
 from cores.pcore import isa as pisa
 from sw.pcore.asm import AsmError, assemble
+from verification.golden.cnn import tanh_shift
 
 KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
 EB = 2                                   # bytes per DDR element (int16)
@@ -88,9 +89,11 @@ class NoProgram(Exception):
 
 
 class _Gen:
-    def __init__(self, config, address):
+    def __init__(self, config, address, frac, tanh_table):
         self.c = config
         self.addr = address                  # Tensor -> bus byte address
+        self.frac = frac                     # the model's fractional bits
+        self.tanh_table = tanh_table         # bus address of the SPU tanh table (or None)
         self.T = config.np * config.nt
         self.PW = config.pcore_private_words
         self.SW = config.pcore_shared_words
@@ -105,26 +108,26 @@ class _Gen:
             raise NoProgram(f"kernel of {len(prog.words)} words exceeds the {IMEM_WORDS}-word instruction memory")
         return prog
 
-    def shared_vector(self, var_addr, src_addr, n, process, src_step=EB):
-        """shared[var_addr .. +n) of the PCOREs in use (``self.npu``) <= DDR src (n elements, ``src_step`` apart)."""
-        dst = _side(SHARED, var_addr, [_lv(n, 1), _lv(self.npu, self.SW)], bcast_mask=0b10)
-        src = _side(DDR, src_addr, [_lv(n, src_step)])
+    def shared_vector(self, var_addr, src_addr, n, npu, process):
+        """shared[var_addr .. +n) of PCOREs 0..npu-1 <= DDR src (n contiguous elements)."""
+        dst = _side(SHARED, var_addr, [_lv(n, 1), _lv(npu, self.SW)], bcast_mask=0b10)
+        src = _side(DDR, src_addr, [_lv(n, EB)])
         return isa.Transfer(dst=dst, src=src, process=process)
 
-    def coef(self, var_addr, w_addr, K, G, k_step, l_step, g_step, process):
-        """shared coef[G][K][VW] of every PCORE <= DDR weights (element steps in bytes)."""
+    def coef(self, var_addr, w_addr, K, G, k_step, l_step, g_step, npu, process):
+        """shared coef[G][K][VW] of PCOREs 0..npu-1 <= DDR weights (element steps in bytes)."""
         vw = self.c.vw
-        dst = _side(SHARED, var_addr, [_lv(vw, 1), _lv(K, vw), _lv(G, K * vw), _lv(self.npu, self.SW)],
+        dst = _side(SHARED, var_addr, [_lv(vw, 1), _lv(K, vw), _lv(G, K * vw), _lv(npu, self.SW)],
                     bcast_mask=0b1000)
         src = _side(DDR, w_addr, [_lv(vw, l_step), _lv(K, k_step), _lv(G, g_step)])
         return isa.Transfer(dst=dst, src=src, process=process)
 
-    def coef_rows(self, var_addr, w_addr, K, G, process):
-        """shared coef[G][K][VW] of every PCORE <= DDR row-major W[G*VW][K]
+    def coef_rows(self, var_addr, w_addr, K, G, npu, process):
+        """shared coef[G][K][VW] of PCOREs 0..npu-1 <= DDR row-major W[G*VW][K]
         (coef[g][k][l] = W[g*VW+l][k]), reading W in memory order so the
         source side stays contiguous."""
         vw = self.c.vw
-        dst = _side(SHARED, var_addr, [_lv(K, vw), _lv(vw, 1), _lv(G, K * vw), _lv(self.npu, self.SW)],
+        dst = _side(SHARED, var_addr, [_lv(K, vw), _lv(vw, 1), _lv(G, K * vw), _lv(npu, self.SW)],
                     bcast_mask=0b1000)
         src = _side(DDR, w_addr, [_lv(K * vw * G, EB)])
         return isa.Transfer(dst=dst, src=src, process=process)
@@ -193,12 +196,12 @@ class _Gen:
         instrs += store(last, P - last, (n_pass - 1) % 2)
         return instrs, n_pass
 
-    def matmul(self, op, *, P, K, CO, defines, patch_loads, w_coef, name):
+    def matmul(self, op, *, P, K, CO, defines, patch_loads, w_coef):
         """conv/lin on the convolution kernel: P pixels of K inputs, CO outputs."""
         c = self.c
         bias = 0 if not op.bias_en else (1 if op.repl_bias else 2)
         tanh = op.act == "tanh"
-        tsh = op.tanh_shift if tanh else 0
+        tsh = tanh_shift(self.frac) if tanh else 0
         defines = dict(defines, COUT=CO, NPIX=1, FRAC=self.frac, BIAS=bias, BN=int(op.bn_en),
                        RELU=int(op.act == "relu"), TSH=tsh)
         prog = self.kernel("convolution.pcore", "convolution", defines)
@@ -214,15 +217,15 @@ class _Gen:
         y = self.addr(op.res)
         # Shared constants go to the PCOREs the passes use only (each copy
         # costs engine cycles).
-        self.npu = min(c.np, -(-min(P, self.T) // c.nt))
+        npu = min(c.np, -(-min(P, self.T) // c.nt))
 
         def setup(p):
-            s = [w_coef(v("coef"), p)]
+            s = [w_coef(v("coef"), npu, p)]
             if bias == 1:
-                s.append(self.shared_vector(v("bias"), self.addr(op.bias), CO, p))
+                s.append(self.shared_vector(v("bias"), self.addr(op.bias), CO, npu, p))
             if op.bn_en:
-                s.append(self.shared_vector(v("scale"), self.addr(op.batch), CO, p))
-                s.append(self.shared_vector(v("offset"), self.addr(op.batch) + CO * EB, CO, p))
+                s.append(self.shared_vector(v("scale"), self.addr(op.batch), CO, npu, p))
+                s.append(self.shared_vector(v("offset"), self.addr(op.batch) + CO * EB, CO, npu, p))
             return s
 
         def body(q0, n, p):
@@ -247,18 +250,19 @@ class _Gen:
         K = KH * KW * C
         x = self.addr(op.b)
         loads = lambda var, q0, n, p: self.im2col(var, x, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p)
-        coef = lambda var, p: self.coef(var, self.addr(op.a), K, CO // self.c.vw, CO * EB, EB, self.c.vw * EB, p)
+        coef = lambda var, npu, p: self.coef(var, self.addr(op.a), K, CO // self.c.vw, CO * EB, EB, self.c.vw * EB,
+                                             npu, p)
         return self.matmul(op, P=HO * WO, K=K, CO=CO, defines=dict(KH=KH, KW=KW, CIN=C),
-                           patch_loads=lambda *a: loads(*a), w_coef=coef, name="conv")
+                           patch_loads=loads, w_coef=coef)
 
     def lin(self, op):
         NO, NI = op.a.dims
         NB = op.res.dims[1]
         x = self.addr(op.b)
         loads = lambda var, q0, n, p: [self.columns(var, x, NI, q0, n, p)]
-        coef = lambda var, p: self.coef_rows(var, self.addr(op.a), NI, NO // self.c.vw, p)
+        coef = lambda var, npu, p: self.coef_rows(var, self.addr(op.a), NI, NO // self.c.vw, npu, p)
         return self.matmul(op, P=NB, K=NI, CO=NO, defines=dict(KH=1, KW=1, CIN=NI),
-                           patch_loads=loads, w_coef=coef, name="lin")
+                           patch_loads=loads, w_coef=coef)
 
     def maxpool(self, op):
         H, W, C = op.a.dims
@@ -284,19 +288,16 @@ class _Gen:
 
 def plan(model, config, address, tanh_table_addr=None):
     """{op-table index: LayerProgram or the reason (str) it stays in software}
-    for the compute ops of ``model`` in op-table order (``op_kinds``: the
-    compiler's op table, see compiler.op_entries)."""
-    from verification.golden.cnn import tanh_shift
-    gen = _Gen(config, address)
-    gen.frac = model.frac_bits
-    gen.tanh_table = tanh_table_addr
+    for the compute ops of ``model`` (indices of the compiler's op table,
+    compiler.op_entries, where a duplex stream takes two entries).
+    ``address``: Tensor -> bus byte address."""
+    gen = _Gen(config, address, model.frac_bits, tanh_table_addr)
     out = {}
     index = 0
     for op in model.ops:
         if op.kind == "stream":
             index += (op.c2h is not None) + (op.h2c is not None)
             continue
-        op.tanh_shift = tanh_shift(model.frac_bits) if op.act == "tanh" else 0
         try:
             prog, instrs, n_pass, macs, desc = getattr(gen, op.kind)(op)
             instrs.append(isa.Callback(tag=op.layer, parm=0))
