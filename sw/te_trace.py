@@ -48,9 +48,9 @@ def field_value(word, name):
 
 
 def vector_attribute(side, vw):
-    """log2 of the Vn attribute of a side, as the reference executor's trace
-    (verification/golden/tensor_exec.py): 8/4/2 when level 0 is contiguous and
-    its count a multiple of n <= VW, else 1."""
+    """log2 of the Vn attribute of a side: 8/4/2 when level 0 is contiguous and
+    its count a multiple of n <= VW, else 1 (also the reference executor's
+    trace, verification/golden/tensor_exec.py)."""
     lv = side.levels[0]
     if lv.step == isa.element_bytes(side.space, side.dtype):
         for cand in (8, 4, 2):

@@ -44,6 +44,7 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from sw.mcore import isa
+from sw.te_trace import vector_attribute
 
 MAX_ELEMENTS = 1 << 24
 _ERR = {name: 1 << bit for name, (bit, _m) in isa.ERRORS.items()}
@@ -263,14 +264,7 @@ class Machine:
     _SHORT = {"DDR": "DDR", "SCRATCH": "SCRATCH", "PCORE_PRIVATE": "PCORE", "PCORE_SHARED": "PCORE", "SPU": "SPU"}
 
     def _attrs(self, side):
-        lv = side.levels[0]
-        esize = isa.element_bytes(side.space, side.dtype)
-        v = 1
-        if lv.step == esize:
-            for cand in (8, 4, 2):
-                if cand <= self.vw and lv.count % cand == 0:
-                    v = cand
-                    break
+        v = 1 << vector_attribute(side, self.vw)
         x = 2 if isa.dtype_bits(side.dtype) == 16 else 1
         return f"{self._SHORT[isa.SPACE_NAMES[side.space]]} V{v} X{x}"
 
