@@ -96,7 +96,8 @@ class Report:
     def text(self):
         cfg = self.config
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
-                 f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']}, main RAM "
+                 f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} "
+                 f"({'accelerator' if cfg.get('accelerator') else 'no accelerator'}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
@@ -175,7 +176,7 @@ class BoardBuild(SoCBuild):
     def make_soc(self, rom_init=None):
         import logging
         logging.getLogger("ECP5PLL").setLevel(logging.WARNING)
-        return self.target.make_soc(self.config, rom_init=rom_init)
+        return self.target.make_soc(self.config, rom_init=rom_init, build_dir=self.gateware_dir)
 
     # Paths ------------------------------------------------------------------
     @property
@@ -199,7 +200,10 @@ class BoardBuild(SoCBuild):
         return self.build_dir / "report.txt"
 
     def clocks_mhz(self):
-        return {"sys": self.config.sys_clk_freq / 1e6, "accel": self.target.accel_clk_freq / 1e6}
+        clocks = {"sys": self.config.sys_clk_freq / 1e6}
+        if self.target.accel_clk_freq is not None:
+            clocks["accel"] = self.target.accel_clk_freq / 1e6
+        return clocks
 
     # Steps ------------------------------------------------------------------
     def write_tool_wrappers(self):
@@ -228,7 +232,8 @@ class BoardBuild(SoCBuild):
         rom = get_mem_data(str(self.firmware_bin("rom")), data_width=32, endianness="little")
         soc = self.make_soc(rom_init=rom)
         # nextpnr's machine-readable report (utilisation, Fmax per clock).
-        soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name}"
+        # One thread: the machines building here are shared.
+        soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name} --threads 1"
         soc.finalize()                     # adds the CPU's Verilog to the sources
         self._localise_sources(soc.platform)
         soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,
@@ -283,8 +288,13 @@ class BoardBuild(SoCBuild):
             fmax = parse_nextpnr_log(self.log_file.read_text(), domains)
         notes = []
         seen = {c.domain for c in fmax}
-        if "accel" not in seen:
-            notes.append("accel: no logic in this clock domain yet (the accelerator is not in the SoC)")
+        if self.target.accel_clk_freq is not None and "accel" not in seen:
+            notes.append("accel: no logic in this clock domain (nextpnr timed nothing there)")
+        if self.config.accelerator and self.target.accel_clk_freq is None:
+            notes.append(f"accelerator (NP={self.config.np} NT={self.config.nt} VW={self.config.vw}) "
+                         f"in sys: {self.config.peak_macs_per_clock} MACs/clock x "
+                         f"{self.config.sys_clk_freq / 1e6:g} MHz = "
+                         f"{self.config.peak_macs_per_clock * self.config.sys_clk_freq / 1e9:.2f} GMAC/s peak")
         return Report(board=self.target.name, device=self.target.make_platform().device,
                       config=self.config.as_dict(), clocks_mhz=self.clocks_mhz(),
                       utilisation=utilisation, fmax=fmax, times_s=times,
@@ -298,8 +308,7 @@ class BoardBuild(SoCBuild):
     def generate(self):
         """Headers, firmware and the gateware files, without running the tools."""
         c = self.config
-        self.log(f"[fpga] {self.target.name}: NP={c.np} NT={c.nt} VW={c.vw}, sys {c.sys_clk_freq / 1e6:g} MHz, "
-                 f"accel {self.target.accel_clk_freq / 1e6:g} MHz, in {self.build_dir}")
+        self.log(f"[fpga] {self.target.name}: {describe(self.target, c)}, in {self.build_dir}")
         t0 = time.monotonic()
         self.write_headers()
         size = self.compile_firmware()
@@ -330,6 +339,19 @@ class BoardBuild(SoCBuild):
 
 # Command line -----------------------------------------------------------------
 
+def describe(target, config):
+    """One line: the accelerator (or its absence) and the clocks."""
+    c = config
+    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}" if c.accelerator
+             else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)")
+    clocks = f"sys {c.sys_clk_freq / 1e6:g} MHz"
+    if target.accel_clk_freq is not None:
+        clocks += f", accel {target.accel_clk_freq / 1e6:g} MHz"
+    elif c.accelerator:
+        clocks += " (accelerator in sys)"
+    return f"{accel}, {clocks}"
+
+
 def _config(target, settings):
     from soc.config import ConfigError
     from sw.cli import UserError
@@ -348,6 +370,52 @@ def _config(target, settings):
         raise UserError(f"board {target.name}: {e}") from None
 
 
+def _size(n):
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n // 1024} KiB"
+
+
+def config_table_markdown():
+    """The per-board configuration table of docs/fpga.md ("Configurations"),
+    from the targets and the simulation default (tests/test_fpga_targets.py
+    checks that the docs hold it verbatim)."""
+    from soc.config import DEFAULT
+    from soc.targets import TARGETS
+    targets = list(TARGETS.values())
+    cols = [(f"{t.title.split(',')[0].removeprefix('Radiona ').removesuffix(' v7.0')} "
+             f"({t.make_platform().device.split('-')[1][:3]})",
+             t, t.config) for t in targets] + [("simulation default", None, DEFAULT)]
+
+    def clock(t, c):
+        return c.sys_clk_freq if t.accel_clk_freq is None else t.accel_clk_freq
+
+    def l2(t):
+        return "-" if t is None else f"{_size(t.l2_cache_size)}, {t.l2_cache_min_data_width}-bit line"
+
+    rows = [
+        ("accelerator (TensorEngine + PCOREs)",
+         lambda t, c: ("yes, in `sys`" if t is None or t.accel_clk_freq is None else "yes, in `accel`")
+         if c.accelerator else "no (MCORE only)"),
+        ("NP x NT x VW", lambda t, c: f"{c.np} x {c.nt} x {c.vw}" + ("" if c.accelerator else " (headers only)")),
+        ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
+        ("peak MAC/s at the accelerator's clock",
+         lambda t, c: f"{c.peak_macs_per_clock * clock(t, c) / 1e9:.2f} G" if c.accelerator and t else "-"),
+        ("main RAM", lambda t, c: f"{_size(c.main_ram_size)} " + ("block RAM" if t is None else "SDRAM")),
+        ("boot ROM / CPU SRAM", lambda t, c: f"{c.rom_size // 1024} / {c.sram_size // 1024} KiB"),
+        ("TensorEngine scratch", lambda t, c: _size(c.scratch_size) if c.accelerator else "-"),
+        ("PCORE private words / shared words",
+         lambda t, c: f"{c.pcore_private_words} / {c.pcore_shared_words}" if c.accelerator else "-"),
+        ("LiteDRAM L2 cache", lambda t, c: l2(t)),
+        ("sys clock (CPU, bus, SDRAM; the accelerator where it is in `sys`)", lambda t, c: f"{c.sys_clk_freq / 1e6:g} MHz"
+         + (" (simulated)" if t is None else "")),
+        ("host SCLK (max)", lambda t, c: "-" if t is None else "50 MHz"),
+    ]
+    out = ["| field | " + " | ".join(name for name, _, _ in cols) + " |",
+           "|---" * (len(cols) + 1) + "|"]
+    for label, f in rows:
+        out.append(f"| {label} | " + " | ".join(f(t, c) for _, t, c in cols) + " |")
+    return "\n".join(out) + "\n"
+
+
 def cmd_bitstream(args):
     from soc.targets import TARGETS, TargetError, get
     from sw.cli import UserError
@@ -355,8 +423,7 @@ def cmd_bitstream(args):
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():
             c = t.config
-            print(f"  {t.name:<14} {t.title}; NP={c.np} NT={c.nt} VW={c.vw}, sys {c.sys_clk_freq / 1e6:g} MHz, "
-                  f"accel {t.accel_clk_freq / 1e6:g} MHz")
+            print(f"  {t.name:<14} {t.title}; {describe(t, c)}")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2

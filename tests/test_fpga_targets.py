@@ -41,7 +41,8 @@ def test_board_elaborates(name):
         for pad_pins in _pins_of(platform, resource):
             assert pad_pins in located.values(), f"{name}: pin {pad_pins} of {resource} not in the .lpf"
     assert located["host_spi_clk"] and located["serial_tx"]
-    assert 'FREQUENCY NET "sys_clk"' in lpf and 'FREQUENCY NET "accel_clk"' in lpf
+    assert 'FREQUENCY NET "sys_clk"' in lpf
+    assert ('FREQUENCY NET "accel_clk"' in lpf) == (target.accel_clk_freq is not None)
     assert 'FREQUENCY PORT "host_spi_clk" 50.0 MHz' in lpf
 
     # The generated headers describe the board: SDRAM main RAM of the config's size.
@@ -51,6 +52,19 @@ def test_board_elaborates(name):
     assert "CSR_SDRAM_BASE" in (build.include_dir / "generated" / "csr.h").read_text()
     script = (gw / "build_tensorsoc.sh").read_text()
     assert "--report tensorsoc_nextpnr.json" in script and "ecppack" in script
+    assert "--threads 1" in script
+
+    # The accelerator: TensorEngine CSRs, the PCORE array's bus window and its
+    # MyHDL lane Verilog beside the SoC's (yosys reads it by relative path).
+    csr_h = (build.include_dir / "generated" / "csr.h").read_text()
+    config_h = (build.include_dir / "tensorsoc_config.h").read_text()
+    has_accel = target.config.accelerator == 1
+    assert ("CSR_TENSOR_ENGINE_BASE" in csr_h) == has_accel
+    assert ("PCORE_BASE" in mem_h) == has_accel
+    assert ("read_verilog tsoc_pcore_lane.v" in (gw / "tensorsoc.ys").read_text()) == has_accel
+    assert (gw / "tsoc_pcore_lane.v").exists() == has_accel
+    assert re.search(rf"#define TSOC_ACCELERATOR\s+{target.config.accelerator}\b", config_h)
+    assert re.search(rf"#define TSOC_NP\s+{target.config.np}\b", config_h)
 
 
 def _pins_of(platform, resource):
@@ -63,6 +77,34 @@ def _pins_of(platform, resource):
             for sub in getattr(item, "constraints", []):
                 for pin in getattr(sub, "identifiers", []):
                     yield pin
+
+
+def test_board_configurations():
+    """The configurations docs/fpga.md documents: the 85F carries the largest
+    accelerator that fits (2 x 8 x 8, in sys), with the simulation's PCORE
+    memory sizes; the docs' configuration table is the generated one."""
+    from soc.bitstream import config_table_markdown
+    from soc.config import DEFAULT
+    ulx3s = get("ulx3s")
+    c = ulx3s.config
+    assert (c.accelerator, c.np, c.nt, c.vw) == (1, 2, 8, 8)
+    assert c.peak_macs_per_clock == 16 and ulx3s.accel_clk_freq is None
+    assert (c.pcore_private_words, c.pcore_shared_words) == (DEFAULT.pcore_private_words,
+                                                             DEFAULT.pcore_shared_words)
+    for t in TARGETS.values():
+        assert t.accel_clk_freq is None or not t.config.accelerator
+    docs = (ROOT / "docs" / "fpga.md").read_text()
+    assert config_table_markdown() in docs, "docs/fpga.md: regenerate the table (soc.bitstream.config_table_markdown)"
+
+
+def test_accelerator_outside_sys_is_refused():
+    """The SoC has no clock-domain crossings for the accelerator's bus ports
+    and CSRs: a target that asks for an accel clock with the accelerator in
+    is refused instead of being built with unsafe crossings."""
+    import dataclasses
+    target = dataclasses.replace(get("ulx3s"), accel_clk_freq=100_000_000)
+    with pytest.raises(TargetError, match="clock-domain crossings"):
+        target.make_soc()
 
 
 def test_board_config_must_match_sdram():

@@ -25,8 +25,11 @@ class BoardTarget:
     title: str                      # one line for `--list` and docs
     make_platform: Callable         # () -> LatticePlatform
     config: SoCConfig               # NP/NT/VW, memory sizes, sys clock, UART
-    accel_clk_freq: int             # the accelerator's clock domain (Hz)
     sdram_module: type              # litedram.modules class of the fitted SDRAM
+    # A separate clock domain for the accelerator (Hz), or None: the
+    # accelerator then runs in ``sys`` with the CPU and the bus (see
+    # docs/fpga.md, "Clocks", for why the boards do that today).
+    accel_clk_freq: int = None
     clkin_freq: int = 25_000_000    # board oscillator
     l2_cache_size: int = 8192       # LiteDRAM L2 cache (bytes, block RAM)
     # LiteX defaults the L2 line to 128 bits: 16 byte-lane memories, one
@@ -35,11 +38,13 @@ class BoardTarget:
     cpu_variant: str = "standard"
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
-    def make_soc(self, config: SoCConfig = None, rom_init=None):
+    def make_soc(self, config: SoCConfig = None, rom_init=None, build_dir=None):
         """The board's TensorSoC: VexRiscv, ROM firmware, UART, SDRAM main RAM
         through LiteDRAM (initialised in gateware, see sdram_init.py), the
-        SPI/QPI host port on the board's "host_spi" pins and the PLL clock
-        domains of crg.py."""
+        SPI/QPI host port on the board's "host_spi" pins, the PLL clock
+        domains of crg.py and, when the configuration says ``accelerator=1``,
+        the TensorEngine and the PCORE array (their MyHDL lane Verilog is
+        written to ``build_dir``)."""
         from migen import If
         from litedram.phy import GENSDRPHY
         from soc.builder import quiet_litex
@@ -74,4 +79,12 @@ class BoardTarget:
         soc.host_pins = HostSPIPins(host_spi)
         soc.add_host_port(soc.host_pins.pads, soc.host_pins.sensor_pads)
         platform.add_period_constraint(host_spi.clk, 1e9 / HOST_SCLK_MAX_FREQ)
+
+        if config.accelerator:
+            if self.accel_clk_freq is not None:
+                raise TargetError(f"board {self.name}: an accelerator in its own clock domain needs "
+                                  f"clock-domain crossings the SoC does not have; set accel_clk_freq=None")
+            # In ``sys``: the engine's CSRs, its DMA master and the array's
+            # Wishbone slave sit on the SoC bus directly.
+            soc.add_accelerator(build_dir=build_dir)
         return soc

@@ -7,9 +7,11 @@ One PLL from the board oscillator gives three clock domains:
 * ``sys_ps`` -- ``sys`` shifted by 180 degrees; it clocks the ODDR that
   drives the SDRAM clock pin, so the SDRAM samples commands and write data
   in the middle of the ``sys`` cycle;
-* ``accel``  -- the accelerator's own clock (PCORE array / TensorEngine),
-  free to run faster than the CPU.  Logic in ``accel`` crosses to ``sys``
-  through asynchronous FIFOs or a Wishbone clock-domain crossing.
+* ``accel``  -- optional (``accel_clk_freq`` not None): a clock of its own
+  for an accelerator that runs faster than the CPU.  Logic there would
+  cross to ``sys`` through asynchronous FIFOs or a Wishbone clock-domain
+  crossing; the boards' targets have none today and leave it out (the
+  accelerator runs in ``sys``, docs/fpga.md "Clocks").
 
 Every domain is held in reset until the PLL locks and while the board's
 reset button is pressed.
@@ -24,15 +26,18 @@ from litex.soc.integration.doc import ModuleDoc
 
 
 class ECP5CRG(LiteXModule):
-    def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq, rst_n_name="rst_n"):
+    def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq=None, rst_n_name="rst_n"):
         self.rst = Signal()   # soft reset from the SoC (LiteX's ctrl core)
         self.cd_sys = ClockDomain()
         self.cd_sys_ps = ClockDomain()
-        self.cd_accel = ClockDomain()
+        domains = [(self.cd_sys, sys_clk_freq), (self.cd_sys_ps, sys_clk_freq)]
+        if accel_clk_freq is not None:
+            self.cd_accel = ClockDomain()
+            domains.append((self.cd_accel, accel_clk_freq))
         self.doc = ModuleDoc(title="Clocks", body=(
             f"PLL from the {clkin_freq / 1e6:g} MHz board clock: sys {sys_clk_freq / 1e6:g} MHz, "
-            f"sys_ps {sys_clk_freq / 1e6:g} MHz at 180 degrees (SDRAM clock), "
-            f"accel {accel_clk_freq / 1e6:g} MHz (accelerator)."))
+            f"sys_ps {sys_clk_freq / 1e6:g} MHz at 180 degrees (SDRAM clock)"
+            + (f", accel {accel_clk_freq / 1e6:g} MHz (accelerator)." if accel_clk_freq is not None else ".")))
 
         # # #
 
@@ -44,14 +49,14 @@ class ECP5CRG(LiteXModule):
         pll.register_clkin(clkin, clkin_freq)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
         pll.create_clkout(self.cd_sys_ps, sys_clk_freq, phase=180)
-        pll.create_clkout(self.cd_accel, accel_clk_freq)
+        if accel_clk_freq is not None:
+            pll.create_clkout(self.cd_accel, accel_clk_freq)
 
         # SDRAM clock: the phase-shifted clock through an output DDR register.
         self.specials += DDROutput(1, 0, platform.request("sdram_clock"), self.cd_sys_ps.clk)
 
         # Constrain each domain on its own net (kept, so nextpnr reports it
         # under the domain's name) rather than on nextpnr's derived PLL clocks.
-        for cd, freq in ((self.cd_sys, sys_clk_freq), (self.cd_sys_ps, sys_clk_freq),
-                         (self.cd_accel, accel_clk_freq)):
+        for cd, freq in domains:
             cd.clk.attr.add("keep")
             platform.add_platform_command(f'FREQUENCY NET "{{clk}}" {freq / 1e6:g} MHz;', clk=cd.clk)

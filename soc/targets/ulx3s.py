@@ -15,17 +15,21 @@ TARGET = BoardTarget(
     title="Radiona ULX3S, ECP5 LFE5U-85F, 32 MiB SDR SDRAM",
     make_platform=lambda: ULX3SPlatform(device="LFE5U-85F"),
     config=SoCConfig(
-        np=4, nt=8, vw=8,
+        # 4 x 8 x 8 needs 96k LUT4 (114% of the 85F); 2 x 8 x 8 is the
+        # largest NP x VW that fits (docs/fpga.md, "The accelerator measured").
+        np=2, nt=8, vw=8,
         main_ram_size=32 * 1024 * 1024,     # the SDRAM
         rom_size=32 * 1024,
         sram_size=8 * 1024,
         scratch_size=64 * 1024,
         pcore_private_words=512,
-        pcore_shared_words=2048,
+        # 4096 as in simulation: VW = 8 makes it 512 vector words deep, the
+        # depth of a DP16KD in 512 x 36 mode, so it costs no more block RAM
+        # than 2048.
+        pcore_shared_words=4096,
         sys_clk_freq=50_000_000,
-        accelerator=0,   # MCORE only for now: models run on the firmware's software path (docs/fpga.md)
+        accelerator=1,   # TensorEngine + PCORE array, in the sys clock domain
     ),
-    accel_clk_freq=100_000_000,
     sdram_module=MT48LC16M16,
     notes=(
         "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
