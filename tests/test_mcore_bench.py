@@ -13,6 +13,6 @@ def test_generated_file_has_tensor_lines():
 def test_bench_under_one_second(capsys):
     assert tsoc(["bench", "mcore", "--lines", "10000"]) == 0
     out = capsys.readouterr().out
-    assert "10000 lines in" in out and "lines/s" in out
-    lines, seconds = bench.run(10000)
-    assert lines == 10000 and seconds < 1.0
+    assert "10000 lines in" in out and "lines/s" in out and "fastest of 3 runs" in out
+    seconds = float(out.split(" lines in ")[1].split(" s ")[0])
+    assert seconds < 1.0

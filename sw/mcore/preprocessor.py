@@ -171,6 +171,7 @@ class Preprocessor:
 
     # -- C lines ----------------------------------------------------------
     _REF = re.compile(r"\$([A-Za-z_]\w*)(::|\.)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+    _SPECIAL = re.compile(r"[/\"'$]")  # the characters c_line must look at
 
     def c_line(self, line, n, in_comment, source):
         """Replace $class::name outside comments and literals; track /* */ across lines."""
@@ -188,6 +189,13 @@ class Preprocessor:
                 out.append(line[i:j + 2])
                 i, in_comment = j + 2, False
                 continue
+            m = self._SPECIAL.search(line, i)
+            if m is None:
+                out.append(line[i:])
+                break
+            if m.start() > i:
+                out.append(line[i:m.start()])
+                i = m.start()
             c = line[i]
             if line.startswith("//", i):
                 out.append(line[i:])
