@@ -49,6 +49,10 @@ class TensorSoC(SoCCore):
             # A crossbar lets the TensorEngine's DMA reach main RAM while the
             # CPU polls CSRs or the host port writes a window.
             bus_interconnect         = "crossbar",
+            # Incrementing bursts (cti) reach the memories: LiteX's SRAM then
+            # acknowledges a beat per clock (the TensorEngine's DMA and the
+            # CPU's cache refills), classic cycles take two.
+            bus_bursting             = True,
         )
         # Simulation: the clock and reset are top-level pins.  Boards pass
         # their own CRG (PLL, reset synchroniser, extra clock domains).

@@ -106,6 +106,8 @@ ACCEL_FIELDS = [
     ("geometry", "NP in bits 7..0, NT in 15..8, VW in 23..16 (as the PCORE INFO register)"),
     ("memory", "private words per thread in 15..0, shared words per PCORE in 31..16 (PCORE MEMINFO)"),
     ("model_window", "bus address of the model window the addresses assume"),
+    ("data_bytes", "bytes of arranged constants (weights in the kernels' order) after these words, "
+                   "before the first program record (a multiple of 4)"),
 ]
 ACCEL_RECORD_FIELDS = [
     ("op", "op-table index of the compute op"),
@@ -227,11 +229,21 @@ def decode_image(image: bytes) -> dict:
     return {"header": h, "model": m, "tensors": tensors, "ops": ops, "consts": consts, "accel": accel}
 
 
-def encode_accel(programs, geometry, memory, model_window) -> bytes:
+def accel_data_offset() -> int:
+    """Offset of the arranged constants from the start of the accelerator section."""
+    return 4 * len(ACCEL_FIELDS)
+
+
+def encode_accel(programs, geometry, memory, model_window, data=b"") -> bytes:
     """The accelerator section: ``programs`` is a list of (op index, code
-    words, TensorEngine words, macs)."""
+    words, TensorEngine words, macs); ``data`` the arranged constants the
+    programs read (at accel_data_offset() in the section)."""
+    if len(data) % 4:
+        raise ModelImageError(f"accelerator data of {len(data)} bytes is not a multiple of 4")
     out = bytearray(_pack(ACCEL_FIELDS, {"n_programs": len(programs), "geometry": geometry, "memory": memory,
-                                         "model_window": model_window}, "accelerator section"))
+                                         "model_window": model_window, "data_bytes": len(data)},
+                          "accelerator section"))
+    out += data
     for op, code, te, macs in programs:
         out += _pack(ACCEL_RECORD_FIELDS, {"op": op, "code_words": len(code), "te_words": len(te), "macs": macs},
                      f"accelerator program of op {op}")
@@ -241,7 +253,11 @@ def encode_accel(programs, geometry, memory, model_window) -> bytes:
 
 def decode_accel(p: bytes, offset: int) -> dict:
     a = _unpack(ACCEL_FIELDS, p, offset, "accelerator section")
-    pos = offset + 4 * len(ACCEL_FIELDS)
+    pos = offset + accel_data_offset()
+    if a["data_bytes"] % 4 or pos + a["data_bytes"] > len(p):
+        raise ModelImageError(f"accelerator data of {a['data_bytes']} bytes does not fit the payload")
+    a["data"] = bytes(p[pos:pos + a["data_bytes"]])
+    pos += a["data_bytes"]
     a["programs"] = []
     for i in range(a["n_programs"]):
         r = _unpack(ACCEL_RECORD_FIELDS, p, pos, f"accelerator program {i}")

@@ -14,9 +14,10 @@ from sw.model.compiler import compile_model
 from sw.model.frontend import load_model, parse_model
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.yaml"))
+BENCH = sorted((Path(__file__).resolve().parent.parent / "examples" / "bench").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXAMPLES + BENCH, ids=lambda p: p.stem)
 def test_example_layers_bit_exact_on_the_reference(path):
     model = load_model(path, SoCConfig())
     res = accel.reference_check(model, SoCConfig())
@@ -36,6 +37,14 @@ def test_generated_models_bit_exact_on_the_reference():
             assert ok, f"seed {seed} layer {layer}: {prog.kernel}"
             ran += 1
     assert ran >= 12
+
+
+def test_weights_rearranged_by_the_engine():
+    """Without arranged constants (plan(data=None)) the programs read the
+    weights where the model keeps them, and are bit-exact too."""
+    model = load_model(EXAMPLES[0], SoCConfig())
+    res = accel.reference_check(model, SoCConfig(), arranged=False)
+    assert res and all(ok for _, ok in res.values())
 
 
 def test_a_broken_program_is_caught(monkeypatch):
@@ -60,6 +69,11 @@ def test_image_accelerator_section():
                                                                        mi.OPCODES["MAXPOOL"])]
     assert [p["op"] for p in a["programs"]] == compute
     assert all(p["code"] and p["te"] for p in a["programs"])
+    # The conv weights are in the section in the kernel's coef[G][K][VW] order.
+    conv = next(op for op in model.ops if op.kind == "conv")
+    KH, KW, C, CO = conv.a.dims
+    coef = accel._Gen.constant(conv.a).reshape(KH * KW * C, CO // cfg.vw, cfg.vw).transpose(1, 0, 2)
+    assert coef.astype("<i2").tobytes() in a["data"]
     plain = mi.decode_image(compile_model(model, accel=False))
     assert plain["accel"] is None and plain["model"]["accel"] == 0
     assert plain["ops"] == d["ops"] and plain["consts"] == d["consts"]

@@ -36,7 +36,12 @@ const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t 
 	    a[MODEL_ACCEL_W_MEMORY] != pcore[PCORE_MEMINFO] ||
 	    a[MODEL_ACCEL_W_MODEL_WINDOW] != (uint32_t)(uintptr_t)image)
 		return 0;
-	const volatile uint32_t *r = a + MODEL_ACCEL_WORDS, *end = payload + len / 4;
+	const volatile uint32_t *end = payload + len / 4;
+	uint32_t data = a[MODEL_ACCEL_W_DATA_BYTES];
+	/* The arranged constants (weights in the kernels' order) the programs read. */
+	if (data % 4 || data / 4 > (uint32_t)(end - a) - MODEL_ACCEL_WORDS)
+		return 0;
+	const volatile uint32_t *r = a + MODEL_ACCEL_WORDS + data / 4;
 	for (uint32_t i = 0; i < a[MODEL_ACCEL_W_N_PROGRAMS]; i++) {
 		if (r + MODEL_ACCEL_REC_WORDS > end)
 			return 0;
@@ -64,9 +69,10 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 	 * no kernel runs, the instruction memory is free. */
 	for (uint32_t i = 0; i < nc; i++)
 		imem[i] = code[i];
-	for (uint32_t i = 0; i < nte; i++) {
-		while (tensor_engine_queue_space_read() == 0) {
-		}
+	/* Read the free space once per batch of words, not once per word. */
+	for (uint32_t i = 0, space = 0; i < nte; i++, space--) {
+		while (space == 0)
+			space = tensor_engine_queue_space_read();
 		tensor_engine_queue_write(te[i]);
 	}
 	/* Poll sparingly: every CSR read is a bus cycle the engine's DMA

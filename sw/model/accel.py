@@ -37,6 +37,8 @@ runs on the firmware's software path; ``plan()`` says why.
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from sw.mcore import isa
 from cores.pcore import isa as pisa
 from sw.pcore.asm import AsmError, assemble
@@ -51,6 +53,7 @@ DDR = isa.space("DDR")
 PRIVATE = isa.space("PCORE_PRIVATE")
 SHARED = isa.space("PCORE_SHARED")
 SPU = isa.space("SPU")
+SCRATCH = isa.space("SCRATCH")
 INT16 = isa.dtype("INT16")
 
 
@@ -84,16 +87,40 @@ class LayerProgram:
         return w
 
 
+class DataBlob:
+    """Constants the compiler arranges for the PCOREs (a kernel's shared-memory
+    image: weights in the kernel's coef order, then bias/scale/offset), stored
+    in the accelerator section after its header so that each reaches the
+    PCOREs as one contiguous transfer.  ``base``: bus address of the first
+    byte.  Every piece starts on an ``ALIGN``-byte bus address."""
+    ALIGN = 16
+
+    def __init__(self, base):
+        self.base = base
+        self.data = bytearray(-base % self.ALIGN)
+
+    def add(self, values):
+        """Append int16 ``values``; returns their bus address."""
+        self.data += bytes(-len(self.data) % self.ALIGN)
+        addr = self.base + len(self.data)
+        self.data += np.asarray(values, dtype="<i2").tobytes()
+        return addr
+
+    def bytes(self):
+        return bytes(self.data) + bytes(-len(self.data) % 4)
+
+
 class NoProgram(Exception):
     """The op stays on the software path (the message says why)."""
 
 
 class _Gen:
-    def __init__(self, config, address, frac, tanh_table):
+    def __init__(self, config, address, frac, tanh_table, data=None):
         self.c = config
         self.addr = address                  # Tensor -> bus byte address
         self.frac = frac                     # the model's fractional bits
         self.tanh_table = tanh_table         # bus address of the SPU tanh table (or None)
+        self.data = data                     # DataBlob for arranged constants (or None)
         self.T = config.np * config.nt
         self.PW = config.pcore_private_words
         self.SW = config.pcore_shared_words
@@ -132,9 +159,16 @@ class _Gen:
         src = _side(DDR, w_addr, [_lv(K * vw * G, EB)])
         return isa.Transfer(dst=dst, src=src, process=process)
 
-    def im2col(self, var_addr, x_addr, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, qa, qb, process, pad=0):
-        """private var[thread][K] <= the windows of output pixels qa..qb-1 (row-major over WO columns);
-        thread = pixel - q0.  One transfer per output row segment."""
+    def copy(self, dst_space, dst_addr, src_space, src_addr, n, process=0):
+        """n contiguous elements (a transfer the engine's vector path takes)."""
+        step = lambda sp: EB if sp in (DDR, SCRATCH) else 1
+        return isa.Transfer(dst=_side(dst_space, dst_addr, [_lv(n, step(dst_space))]),
+                            src=_side(src_space, src_addr, [_lv(n, step(src_space))]), process=process)
+
+    def im2col(self, var_addr, space, x_addr, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, qa, qb, process, pad=0):
+        """private var[thread][K] <= the windows of output pixels qa..qb-1 (row-major over WO columns)
+        of the HWC input at ``x_addr`` of ``space`` (DDR or SCRATCH); thread = pixel - q0.  One
+        transfer per output row segment."""
         out = []
         q = qa
         while q < qb:
@@ -144,9 +178,10 @@ class _Gen:
             K = KH * KW * C
             dst = _side(PRIVATE, tau * self.PW + var_addr, [_lv(K, 1), _lv(n, self.PW)])
             y0, x0 = oy * sh - pt, oxa * sw - pl
-            src = _side(DDR, x_addr + (y0 * W + x0) * C * EB,
-                        [_lv(C, EB), _lv(KW, C * EB), _lv(KH, W * C * EB, start=y0, bound=H), _lv(n, sw * C * EB)],
-                        check_mask=0b0100, ovl_mask=0b1010, ovl_start=x0 * C * EB, ovl_limit=W * C * EB)
+            src = isa.Side(space=space, dtype=INT16, base=(x_addr + (y0 * W + x0) * C * EB) & 0xFFFFFFFF,
+                           levels=[_lv(C, EB), _lv(KW, C * EB), _lv(KH, W * C * EB, start=y0, bound=H),
+                                   _lv(n, sw * C * EB)],
+                           check_mask=0b0100, ovl_mask=0b1010, ovl_start=x0 * C * EB, ovl_limit=W * C * EB)
             out.append(isa.Transfer(dst=dst, src=src, process=process, pad=pad))
             q += n
         return out
@@ -179,25 +214,51 @@ class _Gen:
         nt = self.c.nt if np_ > 1 else n
         return isa.Exe(func=pisa.function_word(entry, np_, nt), process=process)
 
+    def stage_input(self, x_addr, nbytes, scratch_used):
+        """(space, address) to read an op's input from: the scratch-pad after
+        ``scratch_used`` bytes when it fits (one contiguous DDR read, then
+        every window reads the scratch-pad at a vector word per clock), else
+        DDR.  Returns also the staging transfers."""
+        at = -(-scratch_used // 16) * 16
+        if at + nbytes > self.c.scratch_size:
+            return DDR, x_addr, []
+        return SCRATCH, at, [self.copy(SCRATCH, at, DDR, x_addr, nbytes // EB)]
+
+    @staticmethod
+    def constant(t):
+        """The int16 values of a constant tensor in memory order, or None
+        (e.g. a tensor the host streams in at each inference)."""
+        from sw.model import layout as L
+        if t is None or t.region != "CONST" or t.raw is None:
+            return None
+        return L.to_memory(t.raw, t.layout)
+
     # -- ops ------------------------------------------------------------------
-    def passes(self, P, per_pass, body, setup, store):
-        """Double-buffered pass schedule: setup per process space used, then
-        for each pass its loads and EXE, then the store of the pass before."""
+    def passes(self, P, per_pass, body, prologue, setup, store):
+        """Double-buffered pass schedule: the prologue and the setup of process
+        space 0, then for each pass its loads and EXE (the setup of process
+        space 1 right after the first EXE, so it overlaps that kernel), then
+        the store of the pass before."""
         n_pass = -(-P // per_pass)
-        instrs = []
-        for p in range(min(2, n_pass)):
-            instrs += setup(p)
+        instrs = prologue() + setup(0)
         for i in range(n_pass):
             q0, n = i * per_pass, min(per_pass, P - i * per_pass)
             instrs += body(q0, n, i % 2)
+            if i == 0 and n_pass > 1:
+                instrs += setup(1)
             if i:
                 instrs += store((i - 1) * per_pass, per_pass, (i - 1) % 2)
         last = (n_pass - 1) * per_pass
         instrs += store(last, P - last, (n_pass - 1) % 2)
         return instrs, n_pass
 
-    def matmul(self, op, *, P, K, CO, defines, patch_loads, w_coef):
-        """conv/lin on the convolution kernel: P pixels of K inputs, CO outputs."""
+    def matmul(self, op, *, P, K, CO, defines, patch_loads, w_coef, coef_values, x_bytes=0):
+        """conv/lin on the convolution kernel: P pixels of K inputs, CO outputs.
+        ``patch_loads(var, q0, n, p, space, x)``: the loads of a pass reading
+        the input from ``space`` at ``x``; ``w_coef(var, npu, p)``: the coef
+        transfer from the weights in DDR; ``coef_values()``: the coef image
+        [G][K][VW] when the weights are constants, else None; ``x_bytes``: the
+        input's size when staging it in the scratch-pad pays (0: read DDR)."""
         c = self.c
         bias = 0 if not op.bias_en else (1 if op.repl_bias else 2)
         tanh = op.act == "tanh"
@@ -205,7 +266,8 @@ class _Gen:
         defines = dict(defines, COUT=CO, NPIX=1, FRAC=self.frac, BIAS=bias, BN=int(op.bn_en),
                        RELU=int(op.act == "relu"), TSH=tsh)
         prog = self.kernel("convolution.pcore", "convolution", defines)
-        v = lambda n: prog.variable("convolution", n).addr
+        var = lambda n: prog.variable("convolution", n)
+        v = lambda n: var(n).addr
         G = CO // c.vw
         shared = G * K * c.vw + (CO if bias == 1 else 0) + (2 * CO if op.bn_en else 0)
         private = K + CO + (CO if bias == 2 else 0)
@@ -215,11 +277,50 @@ class _Gen:
             raise NoProgram(f"a pixel's patch takes {private} private words, a thread has {self.PW}")
         entry = prog.function("convolution", "exe")
         y = self.addr(op.res)
+        n_pass = -(-P // self.T)
         # Shared constants go to the PCOREs the passes use only (each copy
         # costs engine cycles).
         npu = min(c.np, -(-min(P, self.T) // c.nt))
+        copies = npu * min(2, n_pass)
+
+        # The shared-memory image (coef, then bias / scale / offset where the
+        # kernel has them), arranged at compile time when every part is a
+        # constant: one contiguous transfer per PCORE and process space.
+        parts = [("coef", coef_values())]
+        if bias == 1:
+            parts.append(("bias", self.constant(op.bias)))
+        if op.bn_en:
+            bn = self.constant(op.batch)
+            parts += [("scale", None if bn is None else bn[:CO]), ("offset", None if bn is None else bn[CO:2 * CO])]
+        image_at = image_n = None
+        if self.data is not None and all(val is not None for _, val in parts):
+            lo = min(v(n) for n, _ in parts)
+            image = np.zeros(max(v(n) + var(n).size for n, _ in parts) - lo, dtype=np.int64)
+            for n, val in parts:
+                image[v(n) - lo:v(n) - lo + var(n).size] = np.asarray(val).reshape(-1)
+            image_at, image_n, image_lo = self.data.add(image), image.size, lo
+        # Scratch-pad staging: the input (its windows overlap), then the
+        # shared image when it goes to more than one PCORE / process space.
+        scratch = []
+        x_space, x_at = DDR, self.addr(op.b)
+        if x_bytes:
+            x_space, x_at, st = self.stage_input(x_at, x_bytes, 0)
+            scratch += st
+        used = x_bytes if x_space == SCRATCH else 0
+        img_space, img_at = DDR, image_at
+        if image_at is not None and copies > 1:
+            at = -(-used // 16) * 16
+            if at + image_n * EB <= c.scratch_size:
+                scratch.append(self.copy(SCRATCH, at, DDR, image_at, image_n))
+                img_space, img_at = SCRATCH, at
+
+        def prologue():
+            return ([self.spu_load(self.tanh_table)] if tanh else []) + scratch
 
         def setup(p):
+            if image_at is not None:
+                return [self.copy(SHARED, u * self.SW + image_lo, img_space, img_at, image_n, p)
+                        for u in range(npu)]
             s = [w_coef(v("coef"), npu, p)]
             if bias == 1:
                 s.append(self.shared_vector(v("bias"), self.addr(op.bias), CO, npu, p))
@@ -229,7 +330,7 @@ class _Gen:
             return s
 
         def body(q0, n, p):
-            b = patch_loads(v("patch"), q0, n, p)
+            b = patch_loads(v("patch"), q0, n, p, x_space, x_at)
             if bias == 2:
                 b.append(self.per_pixel_in(v("bias"), self.addr(op.bias), CO, q0, n, p))
             return b + [self.exe(entry, n, p)]
@@ -237,9 +338,7 @@ class _Gen:
         def store(q0, n, p):
             return [self.store(y, v("out"), CO, q0, n, p, tanh=tanh)]
 
-        instrs, n_pass = self.passes(P, self.T, body, setup, store)
-        if tanh:
-            instrs.insert(0, self.spu_load(self.tanh_table))
+        instrs, n_pass = self.passes(P, self.T, body, prologue, setup, store)
         return prog, instrs, n_pass, P * K * CO, f"convolution.pcore {defines}"
 
     def conv(self, op):
@@ -248,21 +347,34 @@ class _Gen:
         HO, WO = op.res.dims[0], op.res.dims[1]
         (sh, sw), (pt, _pb, pl, _pr) = op.stride, op.pad
         K = KH * KW * C
-        x = self.addr(op.b)
-        loads = lambda var, q0, n, p: self.im2col(var, x, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p)
-        coef = lambda var, npu, p: self.coef(var, self.addr(op.a), K, CO // self.c.vw, CO * EB, EB, self.c.vw * EB,
-                                             npu, p)
+        G = CO // self.c.vw
+
+        def loads(var, q0, n, p, space, x):
+            return self.im2col(var, space, x, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p)
+
+        def coef_values():
+            w = self.constant(op.a)         # [KH][KW][C][CO] = [K][G][VW]
+            return None if w is None else w.reshape(K, G, self.c.vw).transpose(1, 0, 2)
+
+        coef = lambda var, npu, p: self.coef(var, self.addr(op.a), K, G, CO * EB, EB, self.c.vw * EB, npu, p)
         return self.matmul(op, P=HO * WO, K=K, CO=CO, defines=dict(KH=KH, KW=KW, CIN=C),
-                           patch_loads=loads, w_coef=coef)
+                           patch_loads=loads, w_coef=coef, coef_values=coef_values,
+                           x_bytes=H * W * C * EB if KH * KW > 1 else 0)
 
     def lin(self, op):
         NO, NI = op.a.dims
         NB = op.res.dims[1]
         x = self.addr(op.b)
-        loads = lambda var, q0, n, p: [self.columns(var, x, NI, q0, n, p)]
-        coef = lambda var, npu, p: self.coef_rows(var, self.addr(op.a), NI, NO // self.c.vw, npu, p)
+        G = NO // self.c.vw
+        loads = lambda var, q0, n, p, space, at: [self.columns(var, x, NI, q0, n, p)]
+
+        def coef_values():
+            w = self.constant(op.a)         # W[NO][NI] = [G][VW][NI]
+            return None if w is None else w.reshape(G, self.c.vw, NI).transpose(0, 2, 1)
+
+        coef = lambda var, npu, p: self.coef_rows(var, self.addr(op.a), NI, G, npu, p)
         return self.matmul(op, P=NB, K=NI, CO=NO, defines=dict(KH=1, KW=1, CIN=NI),
-                           patch_loads=loads, w_coef=coef)
+                           patch_loads=loads, w_coef=coef, coef_values=coef_values)
 
     def maxpool(self, op):
         H, W, C = op.a.dims
@@ -276,22 +388,28 @@ class _Gen:
         v = lambda n: prog.variable("maxpool", n).addr
         entry = prog.function("maxpool", "exe")
         x, y = self.addr(op.a), self.addr(op.res)
+        # Overlapping windows read each input element more than once: stage the input.
+        x_space, x_at, staging = (self.stage_input(x, H * W * C * EB, 0) if KH > sh or KW > sw
+                                  else (DDR, x, []))
 
         def body(q0, n, p):
-            return self.im2col(v("win"), x, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p,
+            return self.im2col(v("win"), x_space, x_at, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p,
                                pad=PAD_MAXPOOL) + [self.exe(entry, n, p)]
 
-        instrs, n_pass = self.passes(HO * WO, self.T, body, lambda p: [],
+        instrs, n_pass = self.passes(HO * WO, self.T, body, lambda: staging, lambda p: [],
                                      lambda q0, n, p: [self.store(y, v("out"), C, q0, n, p)])
         return prog, instrs, n_pass, 0, f"maxpool.pcore KK={KK} C={C} NPIX=1"
 
 
-def plan(model, config, address, tanh_table_addr=None):
+def plan(model, config, address, tanh_table_addr=None, data=None):
     """{op-table index: LayerProgram or the reason (str) it stays in software}
     for the compute ops of ``model`` (indices of the compiler's op table,
     compiler.op_entries, where a duplex stream takes two entries).
-    ``address``: Tensor -> bus byte address."""
-    gen = _Gen(config, address, model.frac_bits, tanh_table_addr)
+    ``address``: Tensor -> bus byte address.  ``data``: a DataBlob the
+    programs may place arranged constants in (its bytes must then be at its
+    base address when they run); without one the weights are rearranged by
+    the TensorEngine on the way (element by element: slower)."""
+    gen = _Gen(config, address, model.frac_bits, tanh_table_addr, data)
     out = {}
     index = 0
     for op in model.ops:
@@ -311,12 +429,13 @@ def plan(model, config, address, tanh_table_addr=None):
 
 # -- reference execution (tests, ``tsoc model accel``) -------------------------
 
-def reference_check(model, config, golden=None):
+def reference_check(model, config, golden=None, arranged=True):
     """Run every layer program on the reference executor
     (verification/golden/tensor_exec.py) with the PCORE ISS for EXE_LOCKSTEP,
     each op on the golden model's values of its operands, and compare its
-    result with the golden model.  Returns {layer: (program or reason, ok)}."""
-    import numpy as np
+    result with the golden model.  Returns {layer: (program or reason, ok)}.
+    ``arranged``: the programs get a DataBlob (as compiled images do); else
+    they rearrange the weights from the tensors themselves."""
     from sw.model import layout as L
     from sw.pcore.iss import PcoreISS
     from verification.golden import cnn
@@ -333,8 +452,9 @@ def reference_check(model, config, golden=None):
         offsets[t] = pos
         pos += -(-t.nbytes // 64) * 64
     table_at = pos
-    ddr_bytes = pos + 4096
-    progs = plan(model, config, lambda t: offsets[t], tanh_table_addr=table_at)
+    data = DataBlob(table_at + 2 * isa.SPU_LOOKUP_SIZE)
+    progs = plan(model, config, lambda t: offsets[t], tanh_table_addr=table_at, data=data if arranged else None)
+    ddr_bytes = data.base + len(data.bytes()) + 64
     results = {}
     compute = [op for op in model.ops if op.kind != "stream"]
     for (index, prog), op in zip(sorted(progs.items()), compute):
@@ -357,6 +477,7 @@ def reference_check(model, config, golden=None):
             if t is not None:
                 m.ddr_write(offsets[t], L.to_memory(vals[t], t.layout))
         m.ddr_write(table_at, cnn.tanh_table(model.frac_bits))
+        m.ddr[data.base:data.base + len(data.bytes())] = np.frombuffer(data.bytes(), dtype=np.uint8)
         m.run(prog.instrs)
         got = m.ddr_read(offsets[op.res], op.res.elements)
         want = L.to_memory(vals[op.res], op.res.layout)

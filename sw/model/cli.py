@@ -116,6 +116,8 @@ def cmd_decode(args):
     except (OSError, mi.ModelImageError) as e:
         raise _user_error(f"{args.image}: {e}") from None
     d["consts"] = f"{len(d['consts'])} bytes"
+    if d["accel"]:
+        d["accel"]["data"] = f"{len(d['accel']['data'])} bytes"
     print(json.dumps(d, indent=1))
     return 0
 

@@ -84,10 +84,11 @@ def _model_words(model):
             "output_offset": model.output_offset}
 
 
-def accel_programs(model, payload):
+def accel_programs(model, payload, data=None):
     """sw/model/accel.py's programs for ``model`` placed at the configuration's
     windows, given the payload before the accelerator section (which fixes
-    where the constants sit).  {op index: LayerProgram or reason}."""
+    where the constants sit).  {op index: LayerProgram or reason}.  ``data``:
+    the DataBlob of the arranged constants (accel_data_base())."""
     from soc.tensorsoc import MEM_MAP
     from sw.model import accel
     cfg = model.config
@@ -97,7 +98,15 @@ def accel_programs(model, payload):
     const_base = win["model"][0] + mi.HEADER_SIZE + m["consts"]
     bases = {"CONST": const_base, "ARENA": main_ram + model.arena_base, "INPUT": win["tensor"][0]}
     table = const_base + model.tanh_table_offset if model.tanh_table_offset is not None else None
-    return accel.plan(model, cfg, lambda t: bases[t.region] + t.offset, tanh_table_addr=table)
+    return accel.plan(model, cfg, lambda t: bases[t.region] + t.offset, tanh_table_addr=table, data=data)
+
+
+def accel_data_base(model, payload):
+    """Bus address of the accelerator section's arranged constants when the
+    section follows ``payload`` (mi.with_accel pads it to 4 bytes)."""
+    from soc.tensorsoc import MEM_MAP
+    win = model.config.windows(MEM_MAP["main_ram"])["model"][0]
+    return win + mi.HEADER_SIZE + len(payload) + (-len(payload) % 4) + mi.accel_data_offset()
 
 
 def compile_model(model, accel=None):
@@ -116,11 +125,14 @@ def compile_model(model, accel=None):
     if accel:
         cfg = model.config
         from soc.tensorsoc import MEM_MAP
-        progs = [p for p in accel_programs(model, payload).values() if not isinstance(p, str)]
+        from sw.model.accel import DataBlob
+        data = DataBlob(accel_data_base(model, payload))
+        progs = [p for p in accel_programs(model, payload, data).values() if not isinstance(p, str)]
         section = mi.encode_accel([(p.op_index, p.code, p.words, p.macs) for p in progs],
                                   geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
                                   memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
-                                  model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0])
+                                  model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0],
+                                  data=data.bytes())
         payload = mi.with_accel(payload, section)
     image = mi.build_image(payload, model.input_bytes, model.output_bytes, model.n_layers)
     limit = model.config.model_window_size
