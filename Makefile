@@ -55,7 +55,7 @@ system-deps:
 sim: setup ## build the SoC + firmware, simulate in Verilator, run the default model through its SPI port
 	$(TSOC) sim $(if $(MODEL),--model $(MODEL)) $(SIM_ARGS)
 
-test: setup ## run the test suite (unit tests, then the SoC simulation tests)
+test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
 regress: setup regress-deps ## UVM regression: make regress [SEED=n] [N=count] (reports in build/regress/)

@@ -71,7 +71,7 @@ def test_regression_can_fail():
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                    reason="Debian chromium is not installed (make regress installs it: apt-get install chromium)")
+                    reason="Debian chromium is not installed (make test and make regress install it: apt-get install chromium)")
 def test_report_in_headless_chromium(short_tier):
     _, out = short_tier
     with tempfile.TemporaryDirectory() as profile:

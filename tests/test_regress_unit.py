@@ -45,7 +45,10 @@ def test_checker_refuses_a_broken_generated_model():
 def test_plan_is_derived_from_the_seed():
     a, b = P.plan(7, 10), P.plan(7, 10)
     assert a == b and P.plan(8, 10) != a
-    assert {s.mode for s in a} == {"spi", "qpi"} and {s.test for s in a} == set(P.TEST_CLASSES)
+    assert {s.mode for s in a} == {"spi", "qpi", "spi-msb"} and {s.test for s in P.plan(7, 12)} == set(P.TEST_CLASSES)
+    assert [s.test for s in P.plan(7, 4)] == list(P.TEST_CLASSES[:4])         # the short tier: one of the first four
+    sweeps = [s for s in P.plan(7, 60) if s.test == "SweepTest"]
+    assert [s.seed % C.SWEEP_SLICES for s in sweeps] == [k % C.SWEEP_SLICES for k in range(len(sweeps))]
     assert P.TestSpec.parse(a[3].key) == a[3]
     with pytest.raises(ValueError):
         P.TestSpec.parse("NoSuchTest/spi/1")
@@ -120,7 +123,7 @@ def test_firmware_error_is_atomic():
     dev, _ = _device()
     _write(dev, Cmd.INFERENCE, b"")
     assert dev.status == 1 << Status.WAIT_INFERENCE
-    dev._tick(force=True)
+    dev.step()
     assert dev.status == 1 << Status.ERROR and dev.cause == ErrorCause.NO_MODEL
 
 
@@ -151,9 +154,67 @@ def test_reports(tmp_path):
                 "transactions": 3, "message": "1 mismatch(es)", "rerun": "tsoc regress --rerun ModelTest/spi/1"}]
     meta = {"seed": 3, "jobs": 2, "duration": 2.0, "config": "{}", "build_dir": "b", "expectation": "x"}
     text = report.write_all(tmp_path, meta, results)
-    assert "command x outcome x mode" in text and "1/124" in text
+    assert "command x outcome x mode" in text and "1/120" in text and "4 excluded" in text
+    assert "excluded ACQUIRE|SENSOR|SPI: unreachable" in text and "not hit (119)" in text
     case = ET.parse(tmp_path / "junit.xml").getroot().find(".//testcase")
     assert case.find("failure") is not None
     html = (tmp_path / "report.html").read_text()
     assert "tsoc regress --rerun ModelTest/spi/1" in html and "tests/T-spi-1/test.log" in html
+    assert html.count("<tr class='excl'>") == 4 + 6 and "excluded: forbidden by the model rules" in html
     assert json.loads((tmp_path / "coverage.json").read_text())["hits"]["command x outcome x mode"]["RID|OK|SPI"] == 1
+
+
+def test_sweep_slices_cover_every_model_op_bin():
+    """The sweep models of all slices together reach every model-op bin that
+    is not excluded (read back from the compiled images, as the scoreboard
+    samples them), and only the excluded ones are left."""
+    from sw import model_image as mi
+    cfg = SoCConfig()
+    cov = C.Coverage()
+    for k in range(C.SWEEP_SLICES):
+        t = traffic_of(yaml_gen.sweep_model(k, config=cfg, **C.sweep_slice(k)), f"sweep{k}", cfg)
+        assert t.n_layers and yaml_gen.macs(t.model) <= 60000
+        cov.sample_model(t.image, executed=True)
+    for name, (hit, total, extra, excluded) in C.summary(cov.to_json()).items():
+        if cov.tables[name]["kind"] == "model-op":
+            assert hit == total and not extra, (name, hit, total, extra)
+    assert len(C.summary(cov.to_json())["op x kernel x stride x padding"][3]) == 6
+    with pytest.raises(ValueError):          # a 1x1 maxpool window cannot be padded
+        yaml_gen.sweep_model(1, windows=[("maxpool", "1x1", "1x1", "symmetric")], config=cfg)
+
+
+def _server_device(image):
+    dev, fw = _device()
+    chunks = [image[i:i + CHUNK_SIZE] for i in range(0, len(image), CHUNK_SIZE)]
+    if len(image) % CHUNK_SIZE == 0:
+        chunks.append(b"")
+    for c in chunks:
+        _write(dev, Cmd.WSERVER, c)
+        dev.step()
+    return dev, fw
+
+
+def test_firmware_model_server_upload():
+    """A valid server image finishes without error and the new server starts
+    as a later stage (it forgets the model); a corrupt or mis-sized one is
+    BAD_SERVER."""
+    from sw import server_image as si
+    image = si.build_image(bytes(range(256)) * 3 + b"abcd", SoCConfig().server_window_size)
+    dev, fw = _server_device(image)
+    assert not dev.error and dev.status == 0 and fw.server_starting and len(dev.jobs) == 1
+    fw.model = {"input_bytes": 4}
+    dev.run_pending()
+    assert not fw.server_starting and fw.servers_started == 1 and fw.model is None
+    bad = bytearray(image)
+    bad[40] ^= 1
+    for wrong in (bytes(bad), image[:-4]):
+        dev, fw = _server_device(wrong)
+        assert dev.cause == ErrorCause.BAD_SERVER and not fw.server_starting
+
+
+def test_reset_with_cs_low_is_partial_byte():
+    """After a reset inside a transaction the device sees only its tail: no
+    command, PARTIAL_BYTE when CS_N rises, nothing driven."""
+    dev, _ = _device()
+    assert dev.end_after_reset(8 * 20) == [None] * 20
+    assert dev.error and dev.cause == ErrorCause.PARTIAL_BYTE and dev.outcomes[-1].cmd is None

@@ -203,17 +203,27 @@ class DeviceModel:
     def status(self) -> int:
         return self.busy | (self.error << Status.ERROR)
 
+    def step(self):
+        """Run one stage of the scheduled work, as if its time had come: every
+        job scheduled now runs, but not the jobs those schedule (they are the
+        next stage).  A scoreboard that cannot know how long the firmware
+        takes releases the work one stage at a time, until the model shows
+        the status the device shows."""
+        self._tick(force=True)
+
     def run_pending(self, max_rounds=1000):
         """Let the firmware and hardware finish everything scheduled (as if
         time passed without transactions)."""
         for _ in range(max_rounds):
             if not self.jobs:
                 return
-            self._tick(force=True)
+            self.step()
         raise RuntimeError("device model: scheduled work never finishes")
 
     # -- the protocol ----------------------------------------------------------
     def _tick(self, force=False):
+        """Start of a transaction: jobs whose count ran out run, the others
+        count down (``force``: all run)."""
         due, keep = [], []
         for job in self.jobs:
             if job.remaining == 0 or force:
@@ -248,6 +258,16 @@ class DeviceModel:
         error = self._execute(code, cmd, host, clocks, miso)
         self.outcomes.append(Outcome(code, cmd, error, clocks))
         return miso
+
+    def end_after_reset(self, clocks: int) -> list:
+        """The end of a transaction during which the SoC was reset, with CS_N
+        low through the reset and the command byte complete before it.  The
+        device that comes out of the reset never decoded the command: it
+        takes the rest of the transaction for one that ended before its
+        command byte and, since it saw clocks, flags PARTIAL_BYTE when CS_N
+        rises (rule 1).  Nothing is written, nothing driven."""
+        self.outcomes.append(Outcome(None, None, self._fail(ErrorCause.PARTIAL_BYTE), clocks))
+        return [None] * -(-clocks // self.cpb)
 
     def _execute(self, code, cmd, host, clocks, miso):
         if code is None:

@@ -93,16 +93,23 @@ def cmd_regress(args):
         specs = P.plan(args.seed, args.n, tuple(args.tests) if args.tests else P.TEST_CLASSES)
     out = Path(args.out).resolve()     # the simulator runs in the gateware folder
     out.mkdir(parents=True, exist_ok=True)
-    build = SimBuild(build_dir=Path(args.build_dir), log=lambda m: print(m, flush=True))
+    log = lambda m: print(m, flush=True)
+    build = SimBuild(build_dir=Path(args.build_dir), log=log)
+    # The MSB-first bit order is a build option: a second SoC, only if a test needs it.
+    builds = {False: build}
+    if any(s.msb_first for s in specs):
+        builds[True] = SimBuild(build.config.with_overrides(host_msb_first=1),
+                                Path(args.build_dir).with_name(Path(args.build_dir).name + "-msb"), log=log)
     t0 = time.monotonic()
-    print(f"[regress] building the SoC simulator in {build.build_dir} (once)", flush=True)
-    cocotb_build(build)
+    for b in builds.values():
+        print(f"[regress] building the SoC simulator in {b.build_dir} (once)", flush=True)
+        cocotb_build(b)
     print(f"[regress] built in {time.monotonic() - t0:.1f} s; running {len(specs)} test(s) with -j {args.jobs}",
           flush=True)
     progress = Progress(len(specs))
     results = []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_one, s, build, out, args.inject_fault) for s in specs]
+        futures = [pool.submit(run_one, s, builds[s.msb_first], out, args.inject_fault) for s in specs]
         for fut in as_completed(futures):
             r = fut.result()
             results.append(r)
@@ -112,9 +119,10 @@ def cmd_regress(args):
     failed = [r for r in results if not r["passed"]]
     if failed and args.waves_on_fail:
         print(f"[regress] re-running {len(failed)} failure(s) with waveforms", flush=True)
-        cocotb_build(build, waves=True)
         for r in failed:
-            w = run_one(P.TestSpec.parse(r["key"]), build, out, args.inject_fault, waves=True)
+            spec = P.TestSpec.parse(r["key"])
+            cocotb_build(builds[spec.msb_first], waves=True)
+            w = run_one(spec, builds[spec.msb_first], out, args.inject_fault, waves=True)
             r["waves"] = w.get("waves")
             r["waves_log"] = w["log"]
     meta = {"seed": args.seed, "jobs": args.jobs, "duration": time.monotonic() - t0,

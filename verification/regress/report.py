@@ -34,16 +34,32 @@ def write_junit(path, results, duration):
 
 
 def coverage_text(doc):
+    """The summary (a line per table), then per table the bins not hit and
+    the excluded bins with their reason."""
     lines = ["Coverage summary", ""]
-    for name, (hit, total, extra) in summary(doc).items():
+    summ = summary(doc)
+    for name, (hit, total, extra, excluded) in summ.items():
         kind = doc["tables"][name]["kind"]
         pct = 100.0 * hit / total if total else 0.0
         lines.append(f"  {name:<34} [{kind}] {hit:>4}/{total:<4} bins hit ({pct:5.1f}%)"
+                     + (f", {len(excluded)} excluded" if excluded else "")
                      + (f", {len(extra)} bin(s) outside the plan" if extra else ""))
         if kind == "model-op":
-            sent = sum(1 for b in doc["tables"][name]["bins"] if doc["sent"].get(name, {}).get(b))
+            sent = sum(1 for b in doc["tables"][name]["bins"] if b not in excluded
+                       and doc["sent"].get(name, {}).get(b))
             lines.append(f"  {'':<34}            {sent:>4}/{total:<4} bins sent to the device in model images")
     lines += [""] + [f"  note: {n}" for n in doc["notes"]]
+    for name, (hit, total, extra, excluded) in summ.items():
+        hits = doc["hits"].get(name, {})
+        missed = [b for b in doc["tables"][name]["bins"] if b not in excluded and not hits.get(b)]
+        if missed or excluded or extra:
+            lines += ["", f"  {name}:"]
+        if missed:
+            lines.append(f"    not hit ({len(missed)}): " + ", ".join(missed))
+        for b in extra:
+            lines.append(f"    hit outside the plan: {b}")
+        for b, why in excluded.items():
+            lines.append(f"    excluded {b}: {why}")
     return "\n".join(lines) + "\n"
 
 
@@ -51,6 +67,7 @@ CSS = """
 body{font-family:sans-serif;margin:1.5em;color:#222} table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #bbb;padding:2px 8px;font-size:13px;text-align:left} th{background:#eee}
 .pass{background:#d9f2d9} .fail{background:#f7d4d4} .hit{background:#d9f2d9} .miss{background:#f7e7c4}
+.excl{background:#e4e4e4;color:#555}
 code,pre{background:#f4f4f4;padding:2px 4px} .summary{font-size:18px;font-weight:bold}
 """
 
@@ -97,25 +114,30 @@ def write_html(path, meta, results, cov):
                    f"<td>{r['seconds']:.1f}</td>"
                    f"<td><a href='{e(_rel(r['log'], base))}'>log</a></td></tr>")
     out.append("</table><h2>Coverage</h2><table id='coverage-summary'><tr><th>table</th><th>kind</th>"
-               "<th>bins hit</th><th>bins</th></tr>")
+               "<th>bins hit</th><th>bins</th><th>excluded</th></tr>")
     summ = summary(cov)
-    for name, (hit, total, _) in summ.items():
+    for name, (hit, total, _, excluded) in summ.items():
         out.append(f"<tr><td><a href='#{_anchor(name)}'>{e(name)}</a></td><td>{cov['tables'][name]['kind']}</td>"
-                   f"<td>{hit}</td><td>{total}</td></tr>")
+                   f"<td>{hit}</td><td>{total}</td><td>{len(excluded)}</td></tr>")
     out.append("</table>")
     for n in cov["notes"]:
         out.append(f"<p class='note'>{e(n)}</p>")
     for name, t in cov["tables"].items():
         hits, sent = cov["hits"].get(name, {}), cov["sent"].get(name, {})
+        excluded = summ[name][3]
         model_op = t["kind"] == "model-op"
         out.append(f"<h3 id='{_anchor(name)}'>{e(name)}</h3><table class='cov'><tr>"
                    + "".join(f"<th>{e(c)}</th>" for c in t["columns"]) + "<th>hits</th>"
                    + ("<th>sent in models</th>" if model_op else "") + "<th>status</th></tr>")
         for b in t["bins"]:
             n = hits.get(b, 0)
-            out.append(f"<tr class='{'hit' if n else 'miss'}'>" + "".join(f"<td>{e(x)}</td>" for x in b.split("|"))
+            if b in excluded:
+                cls, status = ("fail", "excluded, but hit") if n else ("excl", f"excluded: {e(excluded[b])}")
+            else:
+                cls, status = ("hit", "hit") if n else ("miss", "not hit")
+            out.append(f"<tr class='{cls}'>" + "".join(f"<td>{e(x)}</td>" for x in b.split("|"))
                        + f"<td>{n}</td>" + (f"<td>{sent.get(b, 0)}</td>" if model_op else "")
-                       + f"<td>{'hit' if n else 'not hit'}</td></tr>")
+                       + f"<td>{status}</td></tr>")
         out.append("</table>")
     out.append("</body></html>")
     Path(path).write_text("\n".join(out))

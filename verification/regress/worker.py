@@ -11,20 +11,15 @@ from pathlib import Path
 def run(spec):
     from soc.builder import SimBuild
     from soc.config import SoCConfig
-    from verification.soc.runner import _fast_verilator_runner, cocotb_test
-    from verification.verilator import setup_env
-    setup_env()
+    from verification.soc.runner import cocotb_runner, cocotb_test
     build = SimBuild(SoCConfig(**spec["config"]), spec["build_dir"], log=lambda *_: None)
     out = Path(spec["out"])
-    env = {"TSOC_SEED": str(spec["seed"]), "TSOC_HOST_QPI": "1" if spec["mode"] == "qpi" else "0",
+    env = {"TSOC_SEED": str(spec["seed"]), "TSOC_HOST_QPI": "1" if spec["mode"].startswith("qpi") else "0",
            "TSOC_UVM_OUT": str(out)}
     if spec.get("fault"):
         env["TSOC_UVM_FAULT"] = spec["fault"]
     results = out / "results.xml"
-    runner = _fast_verilator_runner()
-    # A runner that did not build itself (the scheduler built once): it
-    # still needs to know the top level is Verilog.
-    runner._vhdl_sources, runner._sources, runner._verilog_sources = [], [], build.verilog_sources()
+    runner = cocotb_runner(build, waves=spec.get("waves", False))     # the scheduler built it once
     cocotb_test(runner, build, "verification.uvm.tests", results, waves=spec.get("waves", False),
                 extra_env=env, testcase=[spec["test"]], trace_file=out / "waves.fst" if spec.get("waves") else None)
     cases = ET.parse(results).getroot().findall(".//testcase")

@@ -79,6 +79,19 @@ def cocotb_build(build: SimBuild, waves=False):
     return runner
 
 
+def cocotb_runner(build: SimBuild, waves=False):
+    """A runner for the simulator :func:`cocotb_build` already made in
+    ``build``'s folder (another process built it, e.g. the regression's
+    scheduler): nothing is rebuilt, :func:`cocotb_test` runs it."""
+    if not sim_dir(build, waves).is_dir():
+        raise FileNotFoundError(f"no cocotb simulator in {sim_dir(build, waves)}: run cocotb_build first")
+    setup_env()
+    runner = _fast_verilator_runner()
+    # test() derives the top level's language from the sources.
+    runner.sources, runner.vhdl_sources, runner.verilog_sources = [], [], build.verilog_sources()
+    return runner
+
+
 def sim_dir(build: SimBuild, waves=False):
     """Folder of the cocotb simulator (a waveform-capable one apart: tracing
     slows every run)."""
@@ -103,7 +116,10 @@ def cocotb_test(runner, build: SimBuild, test_module, results_xml, waves=False, 
     is); returns the path of the JUnit XML results."""
     env = {"TSOC_CONFIG_JSON": json.dumps(build.config.as_dict()),
            "TSOC_BUILD_DIR": str(build.build_dir),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           # LiteX's regular expressions without raw strings warn on every
+           # import inside the simulator (cocotb logs each warning).
+           "PYTHONWARNINGS": "ignore:invalid escape sequence:DeprecationWarning"}
     env.update(extra_env or {})
     return runner.test(
         test_module=test_module,

@@ -6,8 +6,13 @@ tables are defined from the op fields of sw/model (fields.py, model_image.py
 op table) and hit from the model images the device accepted: a bin counts as
 *sent* when an op with those parameters reached the device in a model image,
 and as *hit* only when the device executed it and its output matched the
-golden model -- which needs the firmware op runtime (firmware_model.py's
-FIRMWARE_RUNS_LAYERS).  Until then every model-op bin is reported not hit.
+golden model (the firmware runs every op: firmware_model.py's
+FIRMWARE_RUNS_LAYERS).
+
+Bins no traffic can reach (the protocol, the firmware or the model rules
+forbid them) are *excluded* with the reason, shown in the reports, and count
+neither as hit nor as missing; an excluded bin that is hit all the same is
+reported (its reason is wrong).
 """
 
 import itertools
@@ -48,7 +53,25 @@ def protocol_bins():
     return bins
 
 
+def protocol_exclusions(runs_layers=True):
+    """Bins of protocol_bins() that no traffic can hit, with the reason
+    (reported as excluded, not as missing)."""
+    out = {}
+    for m in MODES:
+        out[(Cmd.ACQUIRE.name, "SENSOR", m)] = (
+            "unreachable: the sensor port captures exactly the model's input size (the input_len register), "
+            "so server.c's frame-length check never fails; without a model the firmware raises nothing")
+        if runs_layers:
+            out[(Cmd.INFERENCE.name, "BAD_MODEL", m)] = (
+                "unreachable with valid models: the firmware refuses bad images at WModel (model_validate); at "
+                "Inference it raises BAD_MODEL only for an op it cannot run (over 1024 output channels, or an "
+                "accelerator fault), which no generated model has")
+    return out
+
+
 STATUS_BINS = ["idle", "BUSY_WRITE", "WAIT_INFERENCE", "WAIT_ACQUIRE", "ERROR", "ERROR+busy"]
+RESET_STATES = ("idle", "chunk sequence", "WAIT_ACQUIRE", "WAIT_INFERENCE")
+RESET_HOW = ("CS_N high", "CS_N low (mid-transaction)")
 
 
 def status_bin(word):
@@ -80,6 +103,31 @@ def model_op_tables():
                                                                   PADDINGS))),
         "lin input layout": (("op", "input"), [("lin", lay) for lay in LAYOUTS]),
     }
+
+
+def model_op_exclusions():
+    """Model-op bins sw/model's rules forbid, with the reason."""
+    why = ("forbidden by the model rules: maxpool padding must be smaller than the kernel on each side "
+           "(sw/model/frontend.py), so a 1x1 window cannot be padded")
+    return {"op x kernel x stride x padding": {("maxpool", "1x1", s, p): why for s in STRIDES
+                                               for p in PADDINGS if p != "none"}}
+
+
+SWEEP_SLICES = 6
+
+
+def sweep_slice(k, slices=SWEEP_SLICES):
+    """Arguments of yaml_gen.sweep_model for slice ``k`` of the model-op bins
+    that can be hit: every ``slices``-th conv/maxpool window bin, every
+    ``slices``-th (activation, epilogue) pair for its conv and lin ops, and
+    one linear layout per slice.  The pairs are ordered so that with the
+    default 6 slices the first two of each slice (its conv ops) and the last
+    (its lin op) cover every activation and every epilogue of both ops."""
+    excluded = model_op_exclusions()["op x kernel x stride x padding"]
+    windows = [b for b in model_op_tables()["op x kernel x stride x padding"][1] if b not in excluded]
+    n = len(EPILOGUES)
+    epilogues = [(ACTS[(i // n + i) % len(ACTS)], EPILOGUES[i % n]) for i in range(len(ACTS) * n)]
+    return {"windows": windows[k::slices], "epilogues": epilogues[k::slices], "lin_layouts": [LAYOUTS[k % 2]]}
 
 
 def _size(h, w):
@@ -122,14 +170,22 @@ def op_bins(image_ops, tensors):
 class Coverage:
     """Hit counts of every table (JSON-serialisable, mergeable)."""
 
-    def __init__(self):
+    def __init__(self, runs_layers=True):
         self.tables = {"command x outcome x mode": {"columns": ["command", "outcome", "mode"],
                                                     "bins": protocol_bins(), "kind": "protocol"},
                        "status word x mode": {"columns": ["status", "mode"],
                                               "bins": [(s, m) for s in STATUS_BINS for m in MODES],
-                                              "kind": "protocol"}}
+                                              "kind": "protocol"},
+                       "reset x device state x mode": {"columns": ["device state", "CS_N", "mode"],
+                                                       "bins": [(s, h, m) for s in RESET_STATES
+                                                                for h in RESET_HOW for m in MODES
+                                                                if h == RESET_HOW[0] or s in ("idle", "chunk sequence")],
+                                                       "kind": "protocol"}}
         for name, (cols, bins) in model_op_tables().items():
             self.tables[name] = {"columns": list(cols), "bins": bins, "kind": "model-op"}
+        self.excluded = {name: {} for name in self.tables}
+        self.excluded["command x outcome x mode"] = protocol_exclusions(runs_layers)
+        self.excluded.update(model_op_exclusions())
         self.hits = {name: {} for name in self.tables}
         self.sent = {name: {} for name in self.tables}
         self.notes = []
@@ -149,6 +205,9 @@ class Coverage:
     def sample_status(self, word, mode):
         self.hit("status word x mode", (status_bin(word), mode))
 
+    def sample_reset(self, state, how, mode):
+        self.hit("reset x device state x mode", (state, how, mode))
+
     def sample_model(self, image, executed):
         try:
             d = mi.decode_image(image)
@@ -162,6 +221,7 @@ class Coverage:
     def to_json(self):
         return {"tables": {n: {"columns": t["columns"], "kind": t["kind"],
                                "bins": [self._key(b) for b in t["bins"]]} for n, t in self.tables.items()},
+                "excluded": {n: {self._key(b): why for b, why in ex.items()} for n, ex in self.excluded.items()},
                 "hits": self.hits, "sent": self.sent, "notes": self.notes}
 
     def save(self, path):
@@ -169,8 +229,13 @@ class Coverage:
 
 
 def merge(docs):
-    """Merge coverage JSON documents (Coverage.to_json()) into one."""
+    """Merge coverage JSON documents (Coverage.to_json()) into one.  The
+    exclusions are those of the documents (one firmware expectation per
+    regression)."""
     out = Coverage().to_json()
+    for d in docs:
+        if "excluded" in d:
+            out["excluded"] = d["excluded"]
     for d in docs:
         for what in ("hits", "sent"):
             for table, hits in d.get(what, {}).items():
@@ -184,11 +249,14 @@ def merge(docs):
 
 
 def summary(doc):
-    """name -> (bins hit, bins total, extra bins hit outside the plan)."""
+    """name -> (bins hit, bins to hit, extra bins hit outside the plan,
+    excluded bins {bin: reason}).  Excluded bins count in neither number;
+    one that is hit all the same is an extra bin (its exclusion is wrong)."""
     out = {}
     for name, t in doc["tables"].items():
         hits = doc["hits"].get(name, {})
-        planned = set(t["bins"])
-        out[name] = (sum(1 for b in t["bins"] if hits.get(b)), len(t["bins"]),
-                     sorted(k for k in hits if k not in planned))
+        excluded = doc.get("excluded", {}).get(name, {})
+        planned = [b for b in t["bins"] if b not in excluded]
+        out[name] = (sum(1 for b in planned if hits.get(b)), len(planned),
+                     sorted(k for k in hits if hits[k] and k not in planned), excluded)
     return out

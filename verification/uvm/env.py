@@ -53,10 +53,10 @@ class SocEnv(uvm_env):
         dut.sim_ctrl_boot_flags.value = SKIP_MEMTEST
         dut.sys_rst.value = 1
         self.console = Console(dut)
-        self.coverage = Coverage()
+        self.coverage = Coverage(runs_layers=s["runs_layers"])
         self.coverage.notes.append(f"firmware expectation: {expectation(s['runs_layers'])}")
         cdb = ConfigDB()
-        for key, value in (("HOST_BFM", HostBfm(transport, lambda: pulse_reset(dut, self.console))),
+        for key, value in (("HOST_BFM", HostBfm(transport, dut, self.console)),
                            ("SENSOR_BFM", SensorBfm(Sensor(dut))), ("SOC_CONFIG", cfg), ("QPI", s["qpi"]),
                            ("SEED", s["seed"]), ("COVERAGE", self.coverage), ("RUNS_LAYERS", s["runs_layers"]),
                            ("GOLDEN", GoldenTable()), ("PREDICTION_FAULT", s["fault"])):
@@ -86,6 +86,8 @@ class SocEnv(uvm_env):
         (out / "stats.json").write_text(json.dumps({
             "sim_time_ps": get_sim_time(unit="ps"), "cycles": int(get_sim_time(unit="ps") // self.sys_period_ps),
             "transactions": sb.checked, "mismatches": sb.mismatches[:50], "resets": sb.resets,
+            "servers_started": sb.servers_started,
+            "rtimings_checked": sb.timings[:20],
             "mode": "QPI" if self.settings["qpi"] else "SPI", "seed": self.settings["seed"],
             "float_errors": ConfigDB().get(None, "", "GOLDEN").float_errors}, indent=1))
 

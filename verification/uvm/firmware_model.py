@@ -28,6 +28,7 @@ import struct
 import zlib
 
 from sw import model_image as mi
+from sw import server_image as si
 from sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
 from verification.host.device_model import Firmware
 
@@ -53,6 +54,9 @@ class ServerFirmwareModel(Firmware):
         self.golden = golden
         self.model = None            # dict(input_bytes, output_bytes, n_layers, image)
         self.tensor_valid_len = 0
+        self.server_starting = False  # a valid WServer finished; the new server has not announced itself
+        self.servers_started = 0
+        self.output_undefined = False  # the last inference ran on a model window overwritten since the load
 
     def boot(self, dev):
         self.model = None
@@ -128,9 +132,33 @@ class ServerFirmwareModel(Firmware):
         return True
 
     def _on_server_done(self, dev, length):
-        # The regression uploads only images the server must refuse: a valid
-        # one replaces the firmware (and this model with it).
-        dev.finish(Status.BUSY_WRITE, ErrorCause.BAD_SERVER)
+        """server.c server_written + boot.c server_image_check: a valid image
+        (magic, length, CRC-32, and as long as the bytes written) is started:
+        the command finishes without error, then the new server boots.  Its
+        start is a later stage, released when the console shows it
+        (Observed.server_ready): it forgets the model, publishes an empty
+        RSpec and zero-length RTimings; the RTensor set-up, a gateware
+        register, stays."""
+        if not self._server_valid(bytes(dev.windows[Window.SERVER][:length]), length):
+            dev.finish(Status.BUSY_WRITE, ErrorCause.BAD_SERVER)
+            return
+        self.server_starting = True
+        dev.finish(Status.BUSY_WRITE, None)
+        dev.after(DEFERRED, lambda: self._server_started(dev))
+
+    def _server_valid(self, image, length):
+        if len(image) < si.HEADER_SIZE:
+            return False
+        magic, payload, crc, _ = struct.unpack_from("<4I", image)
+        window = self.config.server_window_size
+        return (magic == si.SERVER_MAGIC and 0 < payload <= window - si.HEADER_SIZE
+                and zlib.crc32(bytes(image[si.HEADER_SIZE:si.HEADER_SIZE + payload])) == crc
+                and payload == length - si.HEADER_SIZE)
+
+    def _server_started(self, dev):
+        self.server_starting = False
+        self.servers_started += 1
+        self.boot(dev)
 
     def _on_tensor_done(self, dev, length):
         self.tensor_valid_len = length if self.model else 0
@@ -146,6 +174,11 @@ class ServerFirmwareModel(Firmware):
             error = ErrorCause.BAD_MODEL
         else:
             error = None
+            # server.c runs whatever the model window holds: a failed WModel
+            # since the load (its whole words are written, docs/host_protocol.md
+            # rule 7) leaves a model the firmware still takes for valid, whose
+            # output nobody can predict.
+            self.output_undefined = bytes(dev.windows[Window.MODEL][:len(m["image"])]) != m["image"]
             if self.runs_layers:
                 tensor = bytes(dev.windows[Window.TENSOR][:m["input_bytes"]])
                 dev.set_read_data(Cmd.RTENSOR, self.golden(m["image"], tensor))
@@ -161,6 +194,7 @@ class ServerFirmwareModel(Firmware):
         # the window itself, so later WTensor data shows through -- a live
         # view, not a copy.
         self.tensor_valid_len = length
+        self.output_undefined = False
         dev.read_data[Cmd.RTENSOR] = memoryview(dev.windows[Window.TENSOR])[:length]
         error = ErrorCause.SENSOR if self.model and length != self.model["input_bytes"] else None
         dev.finish(Status.WAIT_ACQUIRE, error)

@@ -14,25 +14,30 @@ from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_driver, uvm_monitor, uvm_sequencer
 
+from sw.host.protocol import ALIASES, Cmd
 from sw.host.transport import BitCodec
 from verification.uvm.items import Observed
 
 IDLE = 0b1111
+SERVER_CODES = {int(Cmd.WSERVER)} | {code for code, cmd in ALIASES.items() if cmd == Cmd.WSERVER}
 
 
 class HostBfm:
     """``transport``: a strapped CocotbTransport on the SoC's host pins;
-    ``reset_soc``: coroutine function pulsing the SoC reset and waiting for the
-    server firmware (the host pins are re-strapped first: QPI is sampled at
-    reset)."""
+    ``dut``: the SoC (its ``sys_rst``); ``console``: the UART console, where
+    the server firmware says it is ready after a reset or a WServer."""
 
-    def __init__(self, transport, reset_soc):
+    def __init__(self, transport, dut, console):
         self.transport = transport
         self.qpi = transport.qpi
         self.codec = BitCodec(transport.qpi, transport.msb_first)
-        self._reset_soc = reset_soc
+        self.dut = dut
+        self.console = console
         self.observed = Queue()
         self._task = None
+        self._reset_clock = None     # set while a reset happens inside a CS_N-low period
+        self._clocks = 0             # SCLK cycles of the current CS_N-low period (sampler)
+        self._server_mark = 0        # console line from which a WServer's new server counts
 
     # -- driving ---------------------------------------------------------------
     async def frame(self, item):
@@ -44,9 +49,40 @@ class HostBfm:
         return result.data
 
     async def reset(self):
+        """CS_N high and the pins strapped (QPI is sampled at reset), reset,
+        wait for the server firmware."""
         self.transport.strap()
-        await self._reset_soc()
+        start = len(self.console.lines)
+        await assert_reset(self.dut)
+        await wait_server(self.console, start)
         self.observed.put_nowait(Observed(self.qpi, 0, b"", [], get_sim_time(unit="ps"), reset=True))
+
+    async def reset_in_frame(self, item):
+        """The SoC reset pulsed ``item.reset_after`` SCLK cycles into
+        ``item``'s frame while the host goes on clocking with CS_N low; then
+        wait for the server firmware.  The host drives the strap level on
+        MISO (DQ1) through the reset only if the frame's data keeps it there
+        (zeros in QPI; in SPI the host never drives DQ1), so the sequence
+        sends zeros."""
+        start = len(self.console.lines)
+        frame = cocotb.start_soon(self.frame(item))
+        for _ in range(item.reset_after):
+            await RisingEdge(self.transport.clk)
+        self._reset_clock = self._clocks
+        await assert_reset(self.dut)
+        data = await frame
+        await wait_server(self.console, start)
+        return data
+
+    async def server_ready(self):
+        """Waits for the console line of a server firmware started by WServer
+        (the host cannot see it: the status word is idle all along)."""
+        await wait_server(self.console, self._server_mark)
+        self.observed.put_nowait(Observed(self.qpi, 0, b"", [], get_sim_time(unit="ps"), server_ready=True))
+
+    def mark_console(self):
+        """Console lines from here on count for :meth:`server_ready`."""
+        self._server_mark = len(self.console.lines)
 
     async def wait(self, ns):
         from cocotb.triggers import Timer
@@ -63,6 +99,7 @@ class HostBfm:
         while True:
             await fall_cs
             host, dev, oe = [], [], []
+            self._clocks = 0
             while True:
                 trig = await First(fall_clk, rise_cs)
                 if trig is rise_cs:
@@ -70,7 +107,11 @@ class HostBfm:
                 host.append(int(t.dq_i.value))
                 oe.append(int(t.dq_oe.value))
                 dev.append(int(t.dq_o.value) & oe[-1] | IDLE & ~oe[-1])
-            self.observed.put_nowait(self._rebuild(host, dev, oe))
+                self._clocks = len(host)
+            obs = self._rebuild(host, dev, oe)
+            if self._reset_clock is not None:
+                obs.reset_inside, obs.reset_clock, self._reset_clock = True, self._reset_clock, None
+            self.observed.put_nowait(obs)
 
     def _rebuild(self, host, dev, oe):
         cpb = 2 if self.qpi else 8
@@ -98,9 +139,15 @@ class HostDriver(uvm_driver):
             item = await self.seq_item_port.get_next_item()
             if item.kind == "reset":
                 await self.bfm.reset()
+            elif item.kind == "reset_in_frame":
+                item.data = await self.bfm.reset_in_frame(item)
+            elif item.kind == "server_ready":
+                await self.bfm.server_ready()
             elif item.kind == "wait":
                 await self.bfm.wait(item.wait_ns)
             else:
+                if item.cmd in SERVER_CODES:
+                    self.bfm.mark_console()      # a WServer may start a new server
                 item.data = await self.bfm.frame(item)
             self.seq_item_port.item_done()
 
@@ -129,11 +176,21 @@ class HostAgent(uvm_agent):
         self.driver.seq_item_port.connect(self.seqr.seq_item_export)
 
 
-async def pulse_reset(dut, console, cycles=16):
-    """The SoC reset as host_env.boot applies it, then wait for the server."""
-    start = len(console.lines)
+async def assert_reset(dut, cycles=16):
+    """The SoC reset as host_env.boot applies it (the sensor stream idle)."""
     dut.sensor_valid.value = 0
     dut.sys_rst.value = 1
     await ClockCycles(dut.sys_clk, cycles)
     dut.sys_rst.value = 0
+
+
+async def wait_server(console, start):
+    """Waits for the server firmware's ready line (console lines from ``start``)."""
     await console.wait_for("server: ready", timeout_ns=200_000_000, start=start)
+
+
+async def pulse_reset(dut, console):
+    """Reset, then wait for the server."""
+    start = len(console.lines)
+    await assert_reset(dut)
+    await wait_server(console, start)

@@ -14,11 +14,15 @@ class HostItem(uvm_sequence_item):
     ``kind``: ``"frame"`` (one CS_N-low period: ``cmd``, ``write``,
     ``read_len``, optional ``dummy_clocks`` / ``clocks`` / ``bits`` for error
     injection), ``"reset"`` (pulse the SoC reset and wait for the server
-    firmware) or ``"wait"`` (let ``wait_ns`` of simulated time pass).
-    After the driver is done, ``data`` holds the bytes read."""
+    firmware), ``"reset_in_frame"`` (a frame during which, ``reset_after``
+    SCLK cycles in, the SoC reset is pulsed while CS_N stays low; then wait
+    for the server firmware), ``"server_ready"`` (wait until a server
+    firmware started by WServer is ready) or ``"wait"`` (let ``wait_ns`` of
+    simulated time pass).  After the driver is done, ``data`` holds the
+    bytes read."""
 
     def __init__(self, name="host_item", kind="frame", cmd=0, write=b"", read_len=0, dummy_clocks=None,
-                 clocks=None, bits=None, wait_ns=0, tag=""):
+                 clocks=None, bits=None, wait_ns=0, tag="", reset_after=None):
         super().__init__(name)
         self.kind = kind
         self.cmd = int(cmd)
@@ -29,15 +33,17 @@ class HostItem(uvm_sequence_item):
         self.bits = bits          # partial(): CS_N released after this many bits
         self.wait_ns = wait_ns
         self.tag = tag            # which sequence step (for logs and coverage)
+        self.reset_after = reset_after
         self.data = b""
 
     def __str__(self):
-        if self.kind != "frame":
+        if self.kind not in ("frame", "reset_in_frame"):
             return f"{self.kind}{f' {self.wait_ns} ns' if self.kind == 'wait' else ''}"
         cmd = decode_command(self.cmd)
         name = cmd.name if cmd is not None else f"0x{self.cmd:02x}"
         extra = "".join(f" {k}={v}" for k, v in (("clocks", self.clocks), ("bits", self.bits),
-                                                  ("dummy", self.dummy_clocks)) if v is not None)
+                                                  ("dummy", self.dummy_clocks),
+                                                  ("reset after", self.reset_after)) if v is not None)
         return f"{name} w={len(self.write)} r={self.read_len}{extra} [{self.tag}]"
 
 
@@ -54,7 +60,11 @@ class Observed:
     """One CS_N-low period as the monitor reconstructed it from the pins:
     per byte slot, the byte the host drove and the byte the device drove
     (None where it did not drive); ``clocks`` SCLK cycles; ``time_ps`` when
-    CS_N rose.  ``reset`` marks an SoC reset instead of a transaction."""
+    CS_N rose.  ``reset`` marks an SoC reset instead of a transaction;
+    ``reset_inside``: the SoC was reset while this transaction's CS_N was
+    low, ``reset_clock`` SCLK cycles into it.  ``server_ready``: a server
+    firmware started by WServer announced itself (console), no
+    transaction."""
     qpi: bool
     clocks: int
     host: bytes
@@ -62,6 +72,9 @@ class Observed:
     time_ps: int = 0
     reset: bool = False
     tag: str = ""
+    reset_inside: bool = False
+    reset_clock: int = 0
+    server_ready: bool = False
 
     @property
     def cpb(self):

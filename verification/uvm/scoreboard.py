@@ -17,7 +17,7 @@ from collections import deque
 import cocotb
 from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
 
-from sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, Status, Window
+from sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, ErrorCause, Status, Window
 from verification.host.device_model import DeviceModel
 from verification.uvm.coverage import NO_COMMAND, UNKNOWN
 from verification.uvm.firmware_model import ServerFirmwareModel
@@ -67,12 +67,16 @@ class Scoreboard(uvm_component):
         self.frames = []
         self.resets = 0
         self.history = deque(maxlen=8)      # recent transactions, for mismatch reports
+        self.servers_started = 0            # servers uploaded with WServer that started
+        self.timings = []                   # RTimings checked: per-layer us and the time seen
+        self.last_inference = None          # (Inference sent, seen done) in ps, of the last one that ran
         self.model = self._new_model()
 
     def _new_model(self):
         w = self.config.windows(0)
         self.firmware = ServerFirmwareModel(self.config, self.runs_layers, self.golden)
         self.pending = None            # command whose completion the model still defers
+        self.pending_since = 0
         return DeviceModel(self.firmware, qpi=self.qpi, sensor=self._sensor, chunk_delay=1 << 40,
                            sensor_delay=1 << 40,
                            window_sizes={Window.MODEL: w["model"][1], Window.TENSOR: w["tensor"][1],
@@ -115,28 +119,45 @@ class Scoreboard(uvm_component):
             return
         mask = BUSY_MASK | 1 << Status.ERROR
         while self.model.jobs and (shown & mask) != (self.model.status & mask):
-            self.model._tick(force=True)      # one stage: the jobs due now, not those they schedule
+            self.model.step()
         if self.model.jobs:
             return
-        if self.pending is not None:
-            _, error = self.firmware.last if getattr(self.firmware, "last", None) else (None, None)
-            self.coverage.sample_outcome(self.pending, error.name if error else "OK", self.mode)
-            if self.pending == Cmd.WMODEL.name and error is None and self.firmware.model:
-                self.coverage.sample_model(self.firmware.model["image"], executed=False)
-            if self.pending == Cmd.INFERENCE.name and error is None and self.firmware.model \
-                    and self.firmware.model["n_layers"]:
-                self.coverage.sample_model(self.firmware.model["image"], executed=True)
-            self.pending = None
+        self._resolve_pending(obs)
+
+    def _resolve_pending(self, obs):
+        """The firmware finished the pending command: its outcome is known."""
+        if self.pending is None:
+            return
+        _, error = self.firmware.last if getattr(self.firmware, "last", None) else (None, None)
+        self.coverage.sample_outcome(self.pending, error.name if error else "OK", self.mode)
+        model = self.firmware.model
+        if self.pending == Cmd.WMODEL.name and error is None and model:
+            self.coverage.sample_model(model["image"], executed=False)
+        if self.pending == Cmd.INFERENCE.name and error is None and model and model["n_layers"]:
+            self.coverage.sample_model(model["image"], executed=True)
+            self.last_inference = (self.pending_since, obs.time_ps)
+        self.pending = None
 
     def check(self, obs):
         if obs.reset:
-            self.resets += 1
-            self.model = self._new_model()
+            self._reset(obs, "CS_N high")
+            return
+        if obs.server_ready:
+            self._server_ready(obs)
             return
         if obs.clocks == 0:
             self.model.transaction(obs.host, 0)
             return
         self.history.append(self._describe(obs))
+        if obs.reset_inside and obs.reset_clock >= obs.cpb:
+            # The device that came out of the reset saw only the tail.
+            self._reset(obs, "CS_N low (mid-transaction)")
+            miso = self.model.end_after_reset(obs.clocks)
+            self._compare(obs, self.model.outcomes[-1], miso, 1 + DUMMY_CLOCKS // obs.cpb)
+            self.coverage.sample_outcome(NO_COMMAND, ErrorCause.PARTIAL_BYTE.name, self.mode)
+            return
+        if obs.reset_inside:
+            self._reset(obs, "CS_N low (mid-transaction)")    # inside the command byte: decoded after it
         self._release(obs)
         jobs_before = len(self.model.jobs)
         miso = self.model.transaction(obs.host, obs.clocks)
@@ -145,11 +166,15 @@ class Scoreboard(uvm_component):
         if self.fault:
             miso = self.fault.apply(outcome.cmd, miso, first)
         self._compare(obs, outcome, miso, first)
+        if outcome.cmd == Cmd.RTIMINGS and outcome.error is None and self.runs_layers \
+                and not self.firmware.output_undefined:
+            self._check_timings(obs, first)
         name = outcome.cmd.name if outcome.cmd is not None else (UNKNOWN if outcome.code is not None else NO_COMMAND)
         if outcome.error is not None:
             self.coverage.sample_outcome(name, outcome.error.name, self.mode)
         elif len(self.model.jobs) > jobs_before:
             self.pending = name       # outcome known when the firmware is done
+            self.pending_since = obs.time_ps
             if outcome.cmd in (Cmd.WMODEL, Cmd.WSERVER) and len(obs.host) - 1 == 256:
                 self.coverage.sample_outcome(name, "OK", self.mode)    # intermediate chunk
                 self.pending = None
@@ -159,11 +184,63 @@ class Scoreboard(uvm_component):
         if shown is not None:
             self.coverage.sample_status(shown, self.mode)
 
+    def _reset(self, obs, how):
+        """An SoC reset: the device starts again from scratch (gateware and
+        firmware), so does the model.  Covered by the state the model was in."""
+        self.resets += 1
+        self.coverage.sample_reset(self._reset_state(), how, self.mode)
+        self.model = self._new_model()
+        self.last_inference = None
+
+    def _reset_state(self):
+        m = self.model
+        if m.busy >> Status.WAIT_INFERENCE & 1:
+            return "WAIT_INFERENCE"
+        if m.busy >> Status.WAIT_ACQUIRE & 1:
+            return "WAIT_ACQUIRE"
+        if m.sequence is not None:
+            return "chunk sequence"
+        return "BUSY_WRITE" if m.busy else "idle"
+
+    def _server_ready(self, obs):
+        """A server firmware started by WServer said it is ready: the model's
+        deferred start of the new server runs now."""
+        if not self.firmware.server_starting:
+            self._mismatch(obs, 0, None, None, "a new server started, but the model expected none")
+            return
+        self.model.run_pending()
+        self.servers_started += 1
+        self._resolve_pending(obs)
+
+    def _check_timings(self, obs, first):
+        """RTimings values (server.c: one u32 per layer, the layer's cycles
+        rounded to microseconds): every layer took time, and together they
+        fit in the time the inference was seen to take -- from the Inference
+        transaction to the status read that showed it done -- allowing for
+        the rounding of each word."""
+        data = obs.device[first:obs.clocks // obs.cpb]
+        if any(b is None for b in data) or len(data) % 4 or not self.last_inference:
+            return
+        words = [int.from_bytes(bytes(data[i:i + 4]), "little") for i in range(0, len(data), 4)]
+        start_ps, done_ps = self.last_inference
+        window_us = (done_ps - start_ps) / 1e6
+        self.timings.append({"layers_us": words, "window_us": window_us})
+        if any(w == 0 for w in words):
+            self._mismatch(obs, first + 4 * words.index(0), None, None,
+                           f"RTimings: layer {words.index(0)} took 0 us ({words})")
+        elif sum(words) > window_us + 0.5 * len(words):
+            self._mismatch(obs, first, None, None,
+                           f"RTimings: layers sum to {sum(words)} us ({words}), more than the "
+                           f"{window_us:.1f} us the inference was seen to take")
+
     def _compare(self, obs, outcome, miso, first):
         self.checked += 1
         cpb = obs.cpb
         whole = obs.clocks // cpb
-        mask_data = self.runs_layers and outcome.cmd == Cmd.RTIMINGS     # values are measured times
+        # RTimings values are measured times (checked by _check_timings);
+        # RTensor after an inference on an overwritten model is undefined.
+        mask_data = self.runs_layers and (outcome.cmd == Cmd.RTIMINGS or (
+            outcome.cmd == Cmd.RTENSOR and self.firmware.output_undefined))
         for slot, (want, got) in enumerate(zip(miso, obs.device)):
             if (want is None) != (got is None):
                 self._mismatch(obs, slot, want, got, "device drove" if got is not None else "device did not drive")
@@ -184,8 +261,9 @@ class Scoreboard(uvm_component):
         fmt = lambda v: "-" if v is None else f"0x{v:02x}"
         first = 1 + DUMMY_CLOCKS // obs.cpb
         region = "command" if slot == 0 else ("dummy" if slot < first else f"data byte {slot - first}")
+        values = f": expected {fmt(want)}, device {fmt(got)}" if (want, got) != (None, None) else ""
         msg = (f"t={obs.time_ps / 1e6:.3f} us {cmd} ({obs.clocks} clocks, {self.mode}): {what} at slot {slot} "
-               f"({region}): expected {fmt(want)}, device {fmt(got)}; model status 0x{self.model.status:x}")
+               f"({region}){values}; model status 0x{self.model.status:x}")
         self.mismatches.append(msg)
         if len(self.mismatches) <= MAX_REPORTED:
             self.logger.error(f"MISMATCH {msg}\n  last transactions:\n    " + "\n    ".join(self.history))

@@ -13,8 +13,8 @@ import random
 from pyuvm import ConfigDB, uvm_sequence
 
 from sw import model_image as mi
-from sw.host.protocol import (ALIASES, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status, decode_rerror,
-                              decode_spec)
+from sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status,
+                              decode_rerror, decode_spec)
 from verification.uvm import yaml_gen
 from verification.uvm.items import HostItem, SensorItem
 from verification.uvm.model_traffic import traffic_of
@@ -74,7 +74,7 @@ class HostSeq(uvm_sequence):
     async def spec(self):
         return decode_spec(await self.send(Cmd.RSPEC, read_len=16))
 
-    async def write_chunked(self, cmd, data, settle_each=True):
+    async def write_chunked(self, cmd, data):
         chunks = [data[i:i + CHUNK_SIZE] for i in range(0, len(data), CHUNK_SIZE)]
         if len(data) % CHUNK_SIZE == 0:
             chunks.append(b"")
@@ -188,6 +188,9 @@ class ErrorInjectionSeq(HostSeq):
              "cs_mid_command", "cs_mid_data", "bad_length", "corrupt_model", "corrupt_server",
              "inference_without_tensor", "reset_mid_chunks", "reset_mid_acquire",
              "reset_mid_inference")
+    # Longer ones, for CornerTest (the full regression), not the short tier.
+    CORNER_KINDS = ("reset_idle", "reset_cs_low", "partial_every_command", "busy_every_command",
+                    "broken_sequence_every_command", "window_overflow")
 
     def __init__(self, name, rng, kinds=None, rounds=1):
         super().__init__(name, rng)
@@ -292,19 +295,151 @@ class ErrorInjectionSeq(HostSeq):
         await self.spec()
 
     async def reset_mid_inference(self):
-        """Reset while the MCORE runs a layered model; afterwards the same
-        model loads and runs again (its output checked against the golden
-        model)."""
+        """Reset while the device runs a layered model (a status read shows
+        WAIT_INFERENCE just before).  The device reboots: it comes back idle
+        with no error and no model (RSpec sizes 0, RTimings empty), refuses
+        an Inference with NO_MODEL until the model is sent again, and then
+        runs it bit-exact.  The scoreboard predicts each answer."""
         t = pool_model(self.rng, layered=True)
         await self.write_chunked(Cmd.WMODEL, t.image)
         await self.send(Cmd.WTENSOR, t.input)
         await self.settle()
         await self.send(Cmd.INFERENCE, tag="inference to interrupt")
+        status, _ = await self.peek()
+        if not status >> Status.WAIT_INFERENCE & 1:
+            self.logger.warning("reset_mid_inference: the inference ended before the reset")
         await self.reset()
+        await self.peek()
+        await self.spec()
+        await self.send(Cmd.RTIMINGS, read_len=0, tag="after reset: no timings")
+        await self.send(Cmd.INFERENCE, tag="after reset: no model")
+        await self.settle()
         await ModelSeq("after reset", t, self.rng).start(self.sequencer)
+
+    # -- further injections (CornerTest: the full regression only) -----------
+    async def reset_idle(self):
+        """A reset of an idle device (CS_N high): it boots again, no model."""
+        await self.reset()
+        await self.spec()
+
+    async def reset_cs_low(self):
+        """The SoC reset while CS_N is low inside a write (a WTensor, or the
+        second chunk of a WModel sequence), the host going on clocking
+        zeros.  The host port's SCLK side is not reset; the device that
+        comes out of the reset sees the rest of a transaction whose command
+        it never decoded and flags PARTIAL_BYTE when CS_N rises
+        (DeviceModel.end_after_reset).  It then works as after any reset."""
+        cpb = 2 if self._qpi() else 8
+        nbytes = 4 * self.rng.randint(8, 24)
+        if self.rng.random() < 0.5:
+            cmd = Cmd.WTENSOR
+        else:
+            cmd = Cmd.WMODEL
+            await self.send(Cmd.WMODEL, bytes(CHUNK_SIZE), tag="first chunk")
+            await self.wait_idle()
+        # At least 4 bytes after the command byte (the gateware has decoded
+        # it) and 8 bytes before the end (QPI: the mode strap is sampled on
+        # MISO for a few clocks after the reset; the zeros keep it low).
+        after = cpb * (1 + self.rng.randint(4, nbytes // 4 * 4 - 8))
+        await self.send(cmd, bytes(nbytes), kind="reset_in_frame", reset_after=after,
+                        tag="SoC reset with CS_N low")
+        await self.peek()
+
+    async def partial_every_command(self):
+        """CS_N released inside a byte after each command's command byte: a
+        read's data byte, an action's extra byte, a write's data byte."""
+        width = 4 if self._qpi() else 1
+        cpb = 8 // width
+        for cmd in self.rng.sample(list(Cmd), len(Cmd)):
+            info = COMMANDS[cmd]
+            cut = width * self.rng.randint(1, cpb - 1)
+            if info.kind.name == "READ":
+                n = info.read_len or 4
+                clocks = cpb + 16 + cpb * self.rng.randrange(n) + cut // width
+                await self.send(cmd, read_len=n, clocks=clocks, tag="CS_N up inside a read byte")
+            elif info.kind.name == "WRITE":
+                await self.send(cmd, bytes(8), bits=8 + 8 * self.rng.randrange(8) + cut,
+                                tag="CS_N up inside a data byte")
+            else:
+                await self.send(cmd, bytes(4), bits=8 + cut, tag="CS_N up inside an extra byte")
+            await self.settle()
+
+    async def busy_every_command(self):
+        """During an Acquire, every command but RStatus/RERROR (aliases
+        too) is refused with BUSY and writes nothing."""
+        n = await self.load_model()
+        await self.send(Cmd.ACQUIRE)
+        codes = [c for c in Cmd if not COMMANDS[c].allowed_while_busy] + list(ALIASES)
+        for code in self.rng.sample(codes, len(codes)):
+            cmd = ALIASES.get(code, code)
+            info = COMMANDS[cmd]
+            write = bytes(n) if cmd == Cmd.WTENSOR else (bytes(8) if info.kind.name == "WRITE" else b"")
+            await self.send(code, write, read_len=info.read_len or 0, tag="while busy")
+            await self.peek()
+            await self.status()          # clear the BUSY error: the next one is flagged again
+        await self.sensor_frame(bytes(self.rng.getrandbits(8) for _ in range(n)))
+        await self.wait_idle()
+
+    async def broken_sequence_every_command(self):
+        """A chunk sequence broken by each command that may not come inside
+        one (the other chunked write included)."""
+        for other in self.rng.sample(list(Cmd), len(Cmd)):
+            if other in ALLOWED_IN_SEQUENCE:
+                continue
+            cmd = self.rng.choice([c for c in (Cmd.WMODEL, Cmd.WSERVER) if c != other])
+            await self.send(cmd, bytes(CHUNK_SIZE), tag="first chunk")
+            await self.wait_idle()
+            info = COMMANDS[other]
+            await self.send(other, bytes(4) if info.kind.name == "WRITE" else b"", tag="breaks the sequence")
+            await self.settle()
+
+    async def window_overflow(self):
+        """Writes past the end of each window: WTensor one word longer than
+        the tensor window, and WModel/WServer sequences of full chunks up to
+        the end of theirs, then one more chunk.  Nothing is written outside
+        the windows (WINDOW_OVERFLOW)."""
+        cfg = ConfigDB().get(None, "", "SOC_CONFIG")
+        await self.send(Cmd.WTENSOR, bytes(cfg.tensor_window_size + 4), tag="past the tensor window")
+        await self.settle()
+        for cmd, size in ((Cmd.WMODEL, cfg.model_window_size), (Cmd.WSERVER, cfg.server_window_size)):
+            for i in range(size // CHUNK_SIZE):
+                await self.send(cmd, bytes(CHUNK_SIZE), tag=f"chunk {i}")
+                await self.wait_idle()
+            await self.send(cmd, bytes(4 * self.rng.randint(1, 64)), tag="past the window")
+            await self.settle()
 
     def _qpi(self):
         return ConfigDB().get(None, "", "QPI")
+
+
+class ServerUploadSeq(HostSeq):
+    """WServer with a valid server image (the RAM-linked build of the
+    firmware, sw/server_image.py format), in 256-byte chunks, with the
+    datasheet's alias code 0x81 or 0x04.  The server checks and starts it;
+    the environment waits for its console line (the host has no way to see
+    it), then the new server must answer: RID, an empty RSpec (it knows no
+    model), and a model run bit-exact.
+
+    The uploaded server runs from the server window: a later WServer would
+    overwrite its code, so this is the last WServer of a test."""
+
+    async def body(self):
+        image = server_image()
+        code = self.rng.choice((int(Cmd.WSERVER), 0x81))
+        await self.write_chunked(code, image)
+        await self.send(kind="server_ready")
+        await self.send(Cmd.RID, read_len=4, tag="new server: alive")
+        await self.spec()
+        t = pool_model(self.rng, layered=True)
+        await ModelSeq("on the new server", t, self.rng).start(self.sequencer)
+
+
+def server_image():
+    """The server image of the simulated SoC's build (TSOC_BUILD_DIR)."""
+    import os
+    from soc.builder import SimBuild
+    build = SimBuild(ConfigDB().get(None, "", "SOC_CONFIG"), os.environ["TSOC_BUILD_DIR"], log=lambda *_: None)
+    return build.server_image()
 
 
 class ModelSeq(HostSeq):
