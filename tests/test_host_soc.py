@@ -21,20 +21,25 @@ def run_host_tests(soc_build, name, extra_env=None, testcase=None):
     return cases
 
 
-def test_host_port_spi(soc_build):
-    run_host_tests(soc_build, "spi")
-
-
-# In QPI, every test whose traffic depends on the link mode.  The example
-# models and the WServer upload move the same bytes as in SPI at 4 bits a
-# clock; they run in the SPI pass (and `make regress` runs models in both).
+# The example models end to end, split between the two link modes (the
+# largest, relu_cnn3's 25 KiB image and 4 KiB input, at 4 bits a clock).
+SPI_MODELS = "mlp,cnn_instructions"
+QPI_MODELS = "relu_cnn3"
+# In QPI, every test whose traffic depends on the link mode, and the third
+# example model.  The WServer upload moves the same bytes as in SPI at 4 bits
+# a clock; it runs in the SPI pass (`make regress` uploads servers in both).
 QPI_CASES = ["rid_and_spec", "protocol_errors", "inference_without_model", "model_tensor_inference",
              "chunk_sequence_errors", "oversize_model_and_window_bounds", "busy_acquire_and_sensor",
-             "wtensor_throughput"]
+             "example_models_bit_exact", "wtensor_throughput"]
+
+
+def test_host_port_spi(soc_build):
+    run_host_tests(soc_build, "spi", {"TSOC_HOST_MODELS": SPI_MODELS})
 
 
 def test_host_port_qpi(soc_build):
-    cases = run_host_tests(soc_build, "qpi", {"TSOC_HOST_QPI": "1"}, testcase=QPI_CASES)
+    cases = run_host_tests(soc_build, "qpi", {"TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS},
+                           testcase=QPI_CASES)
     assert sorted(c.get("name") for c in cases) == sorted(QPI_CASES)
 
 
