@@ -28,6 +28,9 @@ class SimControl(LiteXModule):
             CSRField("skip_memtest", size=1, description="Skip the boot-time main RAM test (shorter test runs)."),
             CSRField("exit_after_boot", size=1,
                      description="End the simulation after the boot checks instead of serving the host."),
+            CSRField("te_trace", size=1,
+                     description="Trace each accelerated layer (LOG_ON/LOG_OFF) and print the TensorEngine's "
+                                 "activity report on the console."),
         ])
 
         # # #
@@ -35,6 +38,7 @@ class SimControl(LiteXModule):
         self.comb += [
             self.boot_flags.fields.skip_memtest.eq(pads.boot_flags[0]),
             self.boot_flags.fields.exit_after_boot.eq(pads.boot_flags[1]),
+            self.boot_flags.fields.te_trace.eq(pads.boot_flags[2]),
         ]
 
         self.sync += [

@@ -89,7 +89,8 @@ def _sim_through_host_port(build, args):
     print(f"[sim] build: {time.monotonic() - t0:.1f} s; running the firmware with the host on the "
           f"{'QPI' if args.qpi else 'SPI'} port", flush=True)
     results = build.build_dir / "sim_results.xml"
-    env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": "0",
+    # Boot flags (cores/sim_control.py): bit 2 = print the TensorEngine trace.
+    env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(4 if args.te_trace else 0),
            "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
     if args.model:
         from pathlib import Path
@@ -153,6 +154,9 @@ def register(groups):
                    help="run this YAML model end to end through the host port and compare it with the golden model")
     s.add_argument("--json", metavar="OUT.json",
                    help="write the results (per-layer times, cycles, MACs, peak, golden comparison) as JSON")
+    s.add_argument("--te-trace", action="store_true",
+                   help="the firmware wraps each accelerated layer in LOG_ON/LOG_OFF and prints the TensorEngine's "
+                        "activity report (docs/tensor_engine.md, trace) on the console")
     s.add_argument("--no-host", action="store_true",
                    help="run the firmware alone in the fast C++ harness (exits after the boot checks)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,

@@ -10,13 +10,53 @@
 #include <pcore_regs.h>
 
 #include "accel.h"
+#include "console.h"
 #include "platform.h"
+#include "te_trace.h"
+#include "ztam.h"
 
 #if defined(CSR_TENSOR_ENGINE_BASE) && defined(PCORE_BASE)
 #define HAVE_ACCEL 1
 static volatile uint32_t *const pcore = (volatile uint32_t *)PCORE_BASE;
 #else
 #define HAVE_ACCEL 0
+#endif
+
+#if HAVE_ACCEL
+static void trace_put(int c)
+{
+	uart_putc((char)c);
+}
+
+/* One trace record (two CSR reads); 0 when the buffer is empty. */
+static uint32_t trace_read(uint32_t *ts)
+{
+	uint32_t info = tensor_engine_trace_data_read();
+	if (info)
+		*ts = tensor_engine_trace_data_read();
+	return info;
+}
+
+/* Print the records the engine has, up to and including LOG_OFF when
+ * ``until_off``; returns 1 once LOG_OFF was printed. */
+static int trace_drain(te_trace_state_t *st, int until_off)
+{
+	uint32_t idle = 0;
+	for (;;) {
+		uint32_t ts, info = trace_read(&ts);
+		if (!info) {
+			/* LOG_OFF follows the program's CALLBACK in the queue: give the
+			 * engine a moment to execute it. */
+			if (!until_off || ++idle > 100000)
+				return 0;
+			continue;
+		}
+		idle = 0;
+		te_trace_print_record(st, info, ts, trace_put);
+		if ((info >> TE_TRACE_KIND_LSB & TE_TRACE_KIND_MASK) == TE_TRACE_KIND_LOG_OFF)
+			return 1;
+	}
+}
 #endif
 
 int accel_present(void)
@@ -65,10 +105,19 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 	uint32_t nc = record[MODEL_ACCEL_REC_W_CODE_WORDS], nte = record[MODEL_ACCEL_REC_W_TE_WORDS];
 	const volatile uint32_t *code = record + MODEL_ACCEL_REC_WORDS, *te = code + nc;
 	volatile uint32_t *imem = pcore + pcore[PCORE_IMEMINFO];
+	int trace = (boot_flags() & BOOT_TE_TRACE) != 0;
+	te_trace_state_t st;
 	/* The previous program ended with its CALLBACK, after its last store:
 	 * no kernel runs, the instruction memory is free. */
 	for (uint32_t i = 0; i < nc; i++)
 		imem[i] = code[i];
+	if (trace) {
+		printf("accel: layer %lu: TensorEngine activity (LOG_ON .. LOG_OFF)\n", (unsigned long)layer);
+		te_trace_init(&st);
+		while (trace_read(&(uint32_t){0}))      /* records left from before */
+			;
+		ztamLog(1);
+	}
 	/* Read the free space once per batch of words, not once per word. */
 	for (uint32_t i = 0, space = 0; i < nte; i++, space--) {
 		while (space == 0)
@@ -79,8 +128,16 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 	 * cannot have. */
 	uint32_t cb;
 	while (!((cb = tensor_engine_callback_read()) >> 31)) {
+		/* Tracing: print as the records come, so the buffer does not fill. */
+		if (trace)
+			trace_drain(&st, 0);
 		for (int d = 0; d < 32; d++)
 			__asm__ volatile("nop");
+	}
+	if (trace) {
+		ztamLog(0);
+		if (!trace_drain(&st, 1))
+			printf("accel: layer %lu: no LOG_OFF record from the TensorEngine\n", (unsigned long)layer);
 	}
 	uint32_t errors = tensor_engine_errors_read();
 	dcache_flush();

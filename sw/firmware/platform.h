@@ -27,6 +27,7 @@ static inline void icache_flush(void)
  * hardware: test main RAM, then serve the host. */
 #define BOOT_SKIP_MEMTEST    (1u << 0)
 #define BOOT_EXIT_AFTER_BOOT (1u << 1)
+#define BOOT_TE_TRACE        (1u << 2)  /* print the TensorEngine activity trace of each accelerated layer */
 static inline uint32_t boot_flags(void)
 {
 #ifdef CSR_SIM_CTRL_BASE

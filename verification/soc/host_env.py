@@ -14,6 +14,7 @@ from sw.host.device import Device
 from verification.soc.uart_agent import UartStreamBfm
 
 SKIP_MEMTEST = 1 << 0
+TE_TRACE = 1 << 2       # firmware prints the TensorEngine trace of each accelerated layer
 EXIT_AFTER_BOOT = 1 << 1
 
 
