@@ -232,8 +232,10 @@ class BoardBuild(SoCBuild):
         rom = get_mem_data(str(self.firmware_bin("rom")), data_width=32, endianness="little")
         soc = self.make_soc(rom_init=rom)
         # nextpnr's machine-readable report (utilisation, Fmax per clock).
-        # One thread: the machines building here are shared.
-        soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name} --threads 1"
+        # One thread: the machines building here are shared.  router2: with
+        # the accelerator the 85F design is congested enough that router1
+        # reroutes for hours (0.5% of the arcs in 15 minutes).
+        soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name} --threads 1 --router router2"
         soc.finalize()                     # adds the CPU's Verilog to the sources
         self._localise_sources(soc.platform)
         soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,

@@ -1,6 +1,45 @@
+import subprocess
+import sys
+
 import pytest
 
 from soc.builder import ROOT
+
+# The Colorlight i5 bitstream of tests/test_fpga_build.py, built in the
+# background while the rest of the session runs.
+FPGA_TEST = "tests/test_fpga_build.py::test_colorlight_i5_bitstream"
+FPGA_BUILD = ROOT / "build" / "test" / "fpga" / "colorlight_i5"
+
+
+def fpga_build_process(config):
+    """The background `tsoc bitstream` of the i5 (started on first use):
+    (Popen, log file)."""
+    if getattr(config, "_tsoc_fpga", None) is None:
+        FPGA_BUILD.mkdir(parents=True, exist_ok=True)
+        log = FPGA_BUILD.parent / "colorlight_i5.out"
+        with open(log, "w") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "sw.cli", "bitstream", "--board", "colorlight_i5",
+                                     "--build-dir", str(FPGA_BUILD)], cwd=ROOT, stdout=out,
+                                    stderr=subprocess.STDOUT)
+        config._tsoc_fpga = (proc, log)
+    return config._tsoc_fpga
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The i5 bitstream test goes last, its build starts now (yosys and
+    nextpnr are single-threaded: the second core builds while the
+    simulations run)."""
+    fpga = [i for i in items if i.nodeid == FPGA_TEST]
+    if fpga and not config.option.collectonly:
+        items[:] = [i for i in items if i.nodeid != FPGA_TEST] + fpga
+        fpga_build_process(config)
+
+
+def pytest_unconfigure(config):
+    """A session that ends early does not leave the build running."""
+    started = getattr(config, "_tsoc_fpga", None)
+    if started is not None and started[0].poll() is None:
+        started[0].kill()
 
 
 @pytest.fixture(scope="session")

@@ -52,7 +52,7 @@ def test_board_elaborates(name):
     assert "CSR_SDRAM_BASE" in (build.include_dir / "generated" / "csr.h").read_text()
     script = (gw / "build_tensorsoc.sh").read_text()
     assert "--report tensorsoc_nextpnr.json" in script and "ecppack" in script
-    assert "--threads 1" in script
+    assert "--threads 1" in script and "--router router2" in script
 
     # The accelerator: TensorEngine CSRs, the PCORE array's bus window and its
     # MyHDL lane Verilog beside the SoC's (yosys reads it by relative path).
