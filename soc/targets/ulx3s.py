@@ -15,8 +15,9 @@ TARGET = BoardTarget(
     title="Radiona ULX3S, ECP5 LFE5U-85F, 32 MiB SDR SDRAM",
     make_platform=lambda: ULX3SPlatform(device="LFE5U-85F"),
     config=SoCConfig(
-        # 4 x 8 x 8 needs 96k LUT4 (114% of the 85F); 2 x 8 x 8 is the
-        # largest NP x VW that fits (docs/fpga.md, "The accelerator measured").
+        # 4 x 8 x 8 needs 96k LUT4 (114% of the 85F) and does not place;
+        # 2 x 8 x 8 places (89% of the slices) but does not route in
+        # reasonable time (docs/fpga.md, "Choosing the configurations").
         np=2, nt=8, vw=8,
         main_ram_size=32 * 1024 * 1024,     # the SDRAM
         rom_size=32 * 1024,
