@@ -25,6 +25,7 @@ def fpga_build_process(config):
     return config._tsoc_fpga
 
 
+@pytest.hookimpl(trylast=True)      # after -m / -k have deselected
 def pytest_collection_modifyitems(session, config, items):
     """The i5 bitstream test goes last, its build starts now (yosys and
     nextpnr are single-threaded: the second core builds while the
