@@ -63,11 +63,16 @@ def _write(dev, cmd, data):
     dev.transaction(bytes([cmd]) + data, 8 * (1 + len(data)))
 
 
-def _load(dev, image):
+def _chunks(image):
+    """The chunk sequence of ``image``: full chunks, then a short or empty one."""
     chunks = [image[i:i + CHUNK_SIZE] for i in range(0, len(image), CHUNK_SIZE)]
     if len(image) % CHUNK_SIZE == 0:
         chunks.append(b"")
-    for c in chunks:
+    return chunks
+
+
+def _load(dev, image):
+    for c in _chunks(image):
         _write(dev, Cmd.WMODEL, c)
         dev.run_pending()
 
@@ -185,10 +190,7 @@ def test_sweep_slices_cover_every_model_op_bin():
 
 def _server_device(image):
     dev, fw = _device()
-    chunks = [image[i:i + CHUNK_SIZE] for i in range(0, len(image), CHUNK_SIZE)]
-    if len(image) % CHUNK_SIZE == 0:
-        chunks.append(b"")
-    for c in chunks:
+    for c in _chunks(image):
         _write(dev, Cmd.WSERVER, c)
         dev.step()
     return dev, fw

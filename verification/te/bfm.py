@@ -158,6 +158,17 @@ class TEBench:
         return out
 
 
+async def load_kernel(dut, words):
+    """Write PCORE instruction ``words`` from address 0 through the top's
+    instruction-memory port, one a clock."""
+    for i, w in enumerate(words):
+        dut.imem_we.value = 1
+        dut.imem_adr.value = i
+        dut.imem_dat_w.value = w
+        await RisingEdge(dut.sys_clk)
+    dut.imem_we.value = 0
+
+
 def expected_snapshot(machine):
     out = {"ddr": machine.ddr.copy(), "scratch": machine.scratch.copy(), "spu": machine.spu.copy()}
     for p in range(2):

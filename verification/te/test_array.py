@@ -11,14 +11,13 @@ Run by tests/test_te_engine.py."""
 import numpy as np
 
 import cocotb
-from cocotb.triggers import RisingEdge
 
 from cores.pcore import isa as pcore_isa
 from sw import te_trace
 from sw.mcore import isa
 from sw.pcore import workloads
 from sw.pcore.iss import PcoreISS
-from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes
+from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
 from verification.te.test_engine import _config, _machine, DDR_BYTES
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}
@@ -56,15 +55,6 @@ def _iss_kernel(config, words):
     return kernel
 
 
-async def _load_kernel(dut, words):
-    for i, w in enumerate(words):
-        dut.imem_we.value = 1
-        dut.imem_adr.value = i
-        dut.imem_dat_w.value = w
-        await RisingEdge(dut.sys_clk)
-    dut.imem_we.value = 0
-
-
 @cocotb.test()
 async def kernels_on_both_process_spaces(dut):
     config = _config()
@@ -73,7 +63,7 @@ async def kernels_on_both_process_spaces(dut):
     await bench.start()
     wls = [workloads.mac_stream(config, np.random.default_rng(10 + p), N=300) for p in range(2)]
     prog = wls[0].assemble()
-    await _load_kernel(dut, prog.words)
+    await load_kernel(dut, prog.words)
     x, w, out = (prog.variable("stream", v) for v in ("x", "w", "out"))
     total = config.np * config.nt * config.vw
 

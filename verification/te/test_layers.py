@@ -28,7 +28,7 @@ from sw.mcore import isa
 from sw.model import accel, layout as L
 from sw.model.frontend import load_model
 from verification.golden import cnn
-from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes
+from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
 from verification.te.test_engine import _config, DDR_BYTES
 
 
@@ -41,15 +41,6 @@ def place(model):
         offsets[t] = pos
         pos += -(-t.nbytes // 64) * 64
     return offsets, pos, accel.DataBlob(pos + 2 * isa.SPU_LOOKUP_SIZE)
-
-
-async def _load_kernel(dut, words):
-    for i, w in enumerate(words):
-        dut.imem_we.value = 1
-        dut.imem_adr.value = i
-        dut.imem_dat_w.value = w
-        await RisingEdge(dut.sys_clk)
-    dut.imem_we.value = 0
 
 
 async def _run_until_callback(bench, words, tag, timeout=5_000_000):
@@ -111,7 +102,7 @@ async def layer_programs(dut):
             row["software"] = prog
             results.append(row)
             continue
-        await _load_kernel(dut, prog.code)
+        await load_kernel(dut, prog.code)
         instrs = [isa.Log(on=1)] + prog.instrs[:-1] + [isa.Log(on=0), prog.instrs[-1]]
         words = [w for i in instrs for w in isa.encode(i)]
         clocks = await _run_until_callback(bench, words, op.layer)
