@@ -15,13 +15,14 @@ from .preprocessor import Preprocessor
 from .tokens import Source, tokenize
 
 
-def instructions(text, symbols, defines=None, process=0, file="<statements>"):
+def instructions(text, symbols, defines=None, process=0, file="<statements>", tag=0):
     """Returns (instructions, error flags); statements that set an error flag are not issued,
-    as in the runtime. CALLBACK tags are allocated 0, 1, 2, ... in order."""
+    as in the runtime. CALLBACK tags are allocated ``tag``, ``tag`` + 1, ... in order (the
+    runtime allocates them at run time; a program compiled ahead of time gets them here)."""
     lines = text.split("\n")
     source = Source(file, lines)
     pp = Preprocessor(symbols, file, defines)
-    out, errors, tag = [], 0, 0
+    out, errors = [], 0
     for n, line in enumerate(lines, 1):
         body = line.strip()
         if not body:

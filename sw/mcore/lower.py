@@ -236,16 +236,19 @@ def plan_operand(o, ctx, source, role, fors):
         _apply_ranges(ctx, source, thread, thread_spec[1], fors, role, thread_spec[2])
         dims += thread
     if cast:
-        vdims = [PDim(vname, "var", n, True, None, None, None, None, tok=n[-1]) for n in cast]
+        vdims = [PDim(vname, "var", n, check, None, None, None, None, tok=n[-1]) for n, check in cast]
         total = num(1)
-        for n in cast:
+        for n, _check in cast:
             total = mul(total, n)
-        tv = ctx.const(total, source)
-        if tv is not None and tv > var.size:
-            raise source.error(name_tok, f"cast of '{vname}' to {tv} elements",
-                               f"at most the {var.size} elements declared {list(var.dims)}")
-        if tv is None:
-            side.casts.append((total, var.size, name_tok))
+        # A '+' dimension is not bound-checked (5.9): the cast may run past the variable
+        # into the ones after it; only the memory's physical bound (RANGE) applies.
+        if all(check for _n, check in cast):
+            tv = ctx.const(total, source)
+            if tv is not None and tv > var.size:
+                raise source.error(name_tok, f"cast of '{vname}' to {tv} elements",
+                                   f"at most the {var.size} elements declared {list(var.dims)}")
+            if tv is None:
+                side.casts.append((total, var.size, name_tok))
     else:
         vdims = [PDim(vname, "var", num(d), True, None, None, None, None, tok=name_tok) for d in var.dims]
     _apply_ranges(ctx, source, vdims, vranges, fors, role, name_tok)

@@ -15,7 +15,7 @@ Grammar (keywords are case-sensitive except THREAD, which the guide also writes
     dim       := expr ['+'] | limit '(' dim {',' dim} ')'
     pcore     := 'PCORE' ['(' expr {',' expr} ')'] {'[' range ']'}
                  ['.' 'THREAD' ['(' expr {',' expr} ')'] {'[' range ']'}]
-                 '.' class ('::'|'.') name {'.' name} ['(' expr {',' expr} ')'] {'[' range ']'}
+                 '.' class ('::'|'.') name {'.' name} ['(' expr ['+'] {',' expr ['+']} ')'] {'[' range ']'}
     range     := '*' | expr | [expr] ':' [expr] [':' [expr]]
 
 Tensor variables (``$name``) are expanded on tokens before parsing, so an error in
@@ -72,7 +72,7 @@ class Operand:
     pcore_dims: Optional[list] = None
     pcore_ranges: List[Range] = field(default_factory=list)
     thread: Optional[tuple] = None          # (dims or None, ranges, tok)
-    var: Optional[tuple] = None             # (class, name, tok, cast dims or None, ranges, class tok)
+    var: Optional[tuple] = None             # (class, name, tok, cast [(node, check)] or None, ranges, class tok)
 
 
 @dataclass
@@ -370,6 +370,19 @@ class StatementParser:
                 cur.expect(",", f"',' or ')' in {what}")
         return out
 
+    def _castlist(self):
+        """A variable's cast dimensions: (node, check); '+' after one turns its bound check off (5.9)."""
+        cur = self.cur
+        out = []
+        cur.expect("(")
+        while True:
+            n = self.ex.expr(stop_plus=True)
+            out.append((n, cur.accept("+") is None))
+            if cur.accept(")"):
+                break
+            cur.expect(",", "',' or ')' in the variable's dimensions")
+        return out
+
     def _pcore(self, t):
         cur = self.cur
         o = Operand("pcore", t)
@@ -392,7 +405,7 @@ class StatementParser:
         while cur.at(".") and cur.peek(1).kind == "id":
             cur.next()
             parts.append(cur.next())
-        cast = self._exprlist("the variable's dimensions") if cur.at("(") else None
+        cast = self._castlist() if cur.at("(") else None
         name = ".".join(p.text for p in parts)
         o.var = (cls.text, name, parts[0], cast, self._ranges(), cls)
         return o
