@@ -34,8 +34,11 @@ LOOP_DEPTH = 4         # hardware loop nesting
 LOOP_END_BITS = 12     # instruction memory of up to 4096 words
 LOOP_COUNT_BITS = 16
 SHIFT_BITS = 5
-MIN_SLOTS = 4          # a vector instruction occupies at least this many clocks
-                       # (pipeline hazard distance; see docs/pcore.md)
+LANE_LATENCY = 3       # lane datapath pipeline stages (cores/pcore/lane.py)
+# A vector instruction occupies at least MIN_SLOTS clocks: a thread's next
+# instruction must read what this one wrote.  Issue bundle (1) + memory read (1)
+# + operand register (1) + lane, then the write-back: see docs/pcore.md.
+MIN_SLOTS = 3 + LANE_LATENCY
 
 # -- vector operations (the lane datapath opcodes) ----------------------------
 OP_BITS = 5

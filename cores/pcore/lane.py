@@ -2,16 +2,26 @@
 
 Every lane of every PCORE is an instance of this block, converted to Verilog
 (``generate_verilog``) and instantiated from Migen (``cores/pcore/array.py``).
-It is purely arithmetic: operands come in, one registered result goes out a
-clock later.  State (accumulator, flag) lives outside, in the per-thread
-memories of the PCORE, so one lane serves all threads in turn.
+It is purely arithmetic: operands come in, registered results go out
+``LATENCY`` clocks later, one new set of operands per clock.  State
+(accumulator, flag) lives outside, in the per-thread memories of the PCORE,
+so one lane serves all threads in turn.
 
 Arithmetic is exactly ``verification/golden/fixedpoint.py``: saturating data
 results, round-half-up arithmetic right shifts, wrapping accumulator.  The
 round-half-up shift uses ``(x + 2**(s-1)) >> s == (x >> s) + bit(x, s-1)``,
 so it needs no wider adder than the truncating shift.
 
-Ports (all outputs registered, latency 1):
+Three pipeline stages, so that each fits a 50 MHz clock on an ECP5 (see
+docs/pcore.md, "Pipeline"):
+
+A. the product ``a*b`` (the DSP block), ``a << sh``, the rounded shifts of
+   ``a`` and ``acc_in``, ``a+b``/``a-b``, the non-saturating results and the
+   flag;
+B. the rounded product shift (``mul``) and the new accumulator;
+C. saturation of the data result.
+
+Ports (all outputs registered, latency ``LATENCY``):
 
 =========== ====== =========================================================
 ``op``      in     operation code (``cores.pcore.isa.OP``)
@@ -30,9 +40,10 @@ from pathlib import Path
 
 from myhdl import Signal, always, block, intbv, toVerilog  # noqa: F401
 
-from cores.pcore.isa import OP, OP_BITS
+from cores.pcore.isa import LANE_LATENCY, OP, OP_BITS
 
 MODULE_NAME = "tsoc_pcore_lane"
+LATENCY = LANE_LATENCY   # clocks from the operands to the registered outputs
 
 
 def shift_bits_for(acc_width):
@@ -56,54 +67,60 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     OP_CMPEQ, OP_MAC, OP_MACZ = OP["cmpeq"], OP["mac"], OP["macz"]
     OP_ACCADD, OP_ACCSET, OP_ACCR = OP["accadd"], OP["accset"], OP["accr"]
 
+    def sig(lo, hi):
+        return Signal(intbv(0, min=lo, max=hi))
+
+    # Stage A registers: the product, shifted operands, non-saturating results.
+    a_op = Signal(intbv(0)[len(op):])
+    a_sh = Signal(intbv(0)[len(sh):])
+    a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))
+    a_lsh = sig(-(1 << (LW - 1)), 1 << (LW - 1))
+    a_sat = sig(-(1 << (SW - 1)), 1 << (SW - 1))     # saturating input, all ops but mul
+    a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
+    a_acc = sig(-(1 << (AW - 1)), 1 << (AW - 1))
+    a_flag = Signal(bool(0))
+    # Stage B registers: rounded product, new accumulator.
+    b_sat = sig(-(1 << (SW - 1)), 1 << (SW - 1))
+    b_do_sat = Signal(bool(0))
+    b_res = sig(DMIN, DMAX + 1)
+    b_acc = sig(-(1 << (AW - 1)), 1 << (AW - 1))
+    b_flag = Signal(bool(0))
+
     @always(clk.posedge)
-    def step():
-        prod = intbv(0, min=-(1 << (PW - 1)), max=1 << (PW - 1))
-        prnd = intbv(0, min=-(1 << PW), max=1 << PW)
+    def stage_a():
         arnd = intbv(0, min=-(1 << AW), max=1 << AW)
         drnd = intbv(0, min=-(1 << W), max=1 << W)
-        lsh = intbv(0, min=-(1 << (LW - 1)), max=1 << (LW - 1))
-        sumw = intbv(0, min=-(1 << (SW - 1)), max=1 << (SW - 1))
         dsum = intbv(0, min=-(1 << W), max=1 << W)
-        sat_in = intbv(0, min=-(1 << (SW - 1)), max=1 << (SW - 1))
+        lsh = intbv(0, min=-(1 << (LW - 1)), max=1 << (LW - 1))
         res = intbv(0, min=DMIN, max=DMAX + 1)
-        do_sat = False
 
-        prod[:] = a * b
+        a_prod.next = a * b
         lsh[:] = a << sh
+        a_lsh.next = lsh
         # round-half-up right shifts: (x >> s) + bit s-1 of x
         if sh == 0:
-            prnd[:] = prod
             arnd[:] = acc_in
             drnd[:] = a
         else:
-            prnd[:] = (prod >> sh) + ((prod >> (sh - 1)) & 1)
             arnd[:] = (acc_in >> sh) + ((acc_in >> (sh - 1)) & 1)
             drnd[:] = (a >> sh) + ((a >> (sh - 1)) & 1)
 
-        sat_in[:] = 0
-        res[:] = 0
+        a_sat.next = 0
         if op == OP_ADD:
             dsum[:] = a + b
-            sat_in[:] = dsum
-            do_sat = True
+            a_sat.next = dsum
         elif op == OP_SUB:
             dsum[:] = a - b
-            sat_in[:] = dsum
-            do_sat = True
-        elif op == OP_MUL:
-            sat_in[:] = prnd
-            do_sat = True
+            a_sat.next = dsum
         elif op == OP_ASR:
-            sat_in[:] = drnd
-            do_sat = True
+            a_sat.next = drnd
         elif op == OP_SHL:
-            sat_in[:] = lsh
-            do_sat = True
+            a_sat.next = lsh
         elif op == OP_ACCR:
-            sat_in[:] = arnd
-            do_sat = True
-        elif op == OP_MAX:
+            a_sat.next = arnd
+
+        res[:] = 0
+        if op == OP_MAX:
             if a > b:
                 res[:] = a
             else:
@@ -123,41 +140,71 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
                 res[:] = b
         elif op == OP_MOV:
             res[:] = a
-
-        if do_sat:
-            if sat_in > DMAX:
-                res[:] = DMAX
-            elif sat_in < DMIN:
-                res[:] = DMIN
-            else:
-                res[:] = sat_in
-        result.next = res
-
-        # accumulator: wraps modulo 2**AW
-        if op == OP_MAC:
-            sumw[:] = acc_in + prod
-            acc_out.next = sumw[AW:].signed()
-        elif op == OP_MACZ:
-            acc_out.next = prod
-        elif op == OP_ACCADD:
-            sumw[:] = acc_in + lsh
-            acc_out.next = sumw[AW:].signed()
-        elif op == OP_ACCSET:
-            sumw[:] = lsh
-            acc_out.next = sumw[AW:].signed()
-        else:
-            acc_out.next = acc_in
+        a_res.next = res
 
         if op == OP_CMPGT:
-            flag_out.next = a > b
+            a_flag.next = a > b
         elif op == OP_CMPGE:
-            flag_out.next = a >= b
+            a_flag.next = a >= b
         elif op == OP_CMPEQ:
-            flag_out.next = a == b
+            a_flag.next = a == b
         else:
-            flag_out.next = flag_in
+            a_flag.next = flag_in
+        a_acc.next = acc_in
+        a_op.next = op
+        a_sh.next = sh
 
-    return step
+    @always(clk.posedge)
+    def stage_b():
+        prnd = intbv(0, min=-(1 << PW), max=1 << PW)
+        sumw = intbv(0, min=-(1 << (SW - 1)), max=1 << (SW - 1))
+
+        if a_op == OP_MUL:
+            if a_sh == 0:
+                prnd[:] = a_prod
+            else:
+                prnd[:] = (a_prod >> a_sh) + ((a_prod >> (a_sh - 1)) & 1)
+            b_sat.next = prnd
+        else:
+            b_sat.next = a_sat
+        if a_op == OP_ADD or a_op == OP_SUB or a_op == OP_MUL or a_op == OP_ASR \
+                or a_op == OP_SHL or a_op == OP_ACCR:
+            b_do_sat.next = True
+        else:
+            b_do_sat.next = False
+        b_res.next = a_res
+
+        # accumulator: wraps modulo 2**AW
+        if a_op == OP_MAC:
+            sumw[:] = a_acc + a_prod
+            b_acc.next = sumw[AW:].signed()
+        elif a_op == OP_MACZ:
+            b_acc.next = a_prod
+        elif a_op == OP_ACCADD:
+            sumw[:] = a_acc + a_lsh
+            b_acc.next = sumw[AW:].signed()
+        elif a_op == OP_ACCSET:
+            sumw[:] = a_lsh
+            b_acc.next = sumw[AW:].signed()
+        else:
+            b_acc.next = a_acc
+        b_flag.next = a_flag
+
+    @always(clk.posedge)
+    def stage_c():
+        if b_do_sat:
+            if b_sat > DMAX:
+                result.next = DMAX
+            elif b_sat < DMIN:
+                result.next = DMIN
+            else:
+                result.next = b_sat
+        else:
+            result.next = b_res
+        acc_out.next = b_acc
+        flag_out.next = b_flag
+
+    return stage_a, stage_b, stage_c
 
 
 def lane_signals(width=16, acc_width=32):

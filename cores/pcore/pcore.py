@@ -11,13 +11,15 @@ Per PCORE:
 * VW instances of the MyHDL lane datapath (``cores/pcore/lane.py``).
 
 Pipeline (clock numbers relative to the sequencer's issue bundle):
-stage 0 presents memory/register addresses, stage 1 selects operands and
-feeds the lanes, stage 2 writes the lane results back.
+stage 0 presents memory/register addresses, stage 1 selects operands, stage 2
+holds them in the operand registers that feed the lanes, the lanes take
+``LANE_LATENCY`` clocks, then the results are written back (docs/pcore.md).
 """
 
 from migen import *
 
 from cores.pcore import isa
+from cores.pcore.isa import LANE_LATENCY
 from cores.pcore.lane import module_name, shift_bits_for
 
 
@@ -26,22 +28,37 @@ def _bits(n):
 
 
 class TEPort:
-    """The TensorEngine data port signals (shared by all PCOREs); see
-    ``PCOREArrayCore`` for their meaning."""
+    """The TensorEngine data port signals (shared by all PCOREs): a read
+    channel (``rd_*``, data back on ``rvalid``/``rdata``) and a write channel
+    (``wr_*``, ``wdata``, ``wmask``), each taking one command per clock, both
+    in the same clock; see ``PCOREArrayCore`` for their meaning."""
+
+    CHANNEL = ("valid", "process", "shared", "pcore", "thread", "addr")
+    # Driven by the TensorEngine / by the array.
+    OUT = tuple("rd_" + n for n in CHANNEL) + tuple("wr_" + n for n in CHANNEL) + ("wdata", "wmask")
+    IN = ("rd_ready", "wr_ready", "rvalid", "rdata")
 
     def __init__(self, np, nt, vw, addr_bits):
-        self.valid = Signal()
-        self.ready = Signal()
-        self.we = Signal()
-        self.process = Signal()
-        self.shared = Signal()
-        self.pcore = Signal(max=max(np, 2))
-        self.thread = Signal(max=max(nt, 2))
-        self.addr = Signal(addr_bits)
-        self.wdata = Signal(16 * vw)
-        self.wmask = Signal(vw)
+        # Read channel.
+        self.rd_valid = Signal()
+        self.rd_ready = Signal()
+        self.rd_process = Signal()
+        self.rd_shared = Signal()
+        self.rd_pcore = Signal(max=max(np, 2))
+        self.rd_thread = Signal(max=max(nt, 2))
+        self.rd_addr = Signal(addr_bits)
         self.rvalid = Signal()
         self.rdata = Signal(16 * vw)
+        # Write channel.
+        self.wr_valid = Signal()
+        self.wr_ready = Signal()
+        self.wr_process = Signal()
+        self.wr_shared = Signal()
+        self.wr_pcore = Signal(max=max(np, 2))
+        self.wr_thread = Signal(max=max(nt, 2))
+        self.wr_addr = Signal(addr_bits)
+        self.wdata = Signal(16 * vw)
+        self.wmask = Signal(vw)
 
 
 class PCore(Module):
@@ -58,11 +75,16 @@ class PCore(Module):
 
         active = Signal()
         self.comb += active.eq(index < seq.np_active)
-        te_hit = Signal()
+        # TensorEngine commands taken by this PCORE, one per channel.
+        te_rd_hit = Signal()
+        te_wr_hit = Signal()
         te_rd_shared = Signal()
         te_rd_process = Signal()
-        self.comb += te_hit.eq(te.valid & te.ready & (te.pcore == index))
-        self.sync += If(te_hit, te_rd_shared.eq(te.shared), te_rd_process.eq(te.process))
+        self.comb += [
+            te_rd_hit.eq(te.rd_valid & te.rd_ready & (te.rd_pcore == index)),
+            te_wr_hit.eq(te.wr_valid & te.wr_ready & (te.wr_pcore == index)),
+        ]
+        self.sync += If(te_rd_hit, te_rd_shared.eq(te.rd_shared), te_rd_process.eq(te.rd_process))
 
         tid_bits = _bits(nt)
         tid = seq.iss_tid[:tid_bits] if nt > 1 else Constant(0, 1)
@@ -70,22 +92,28 @@ class PCore(Module):
         def waddr(elem_addr, words):
             return elem_addr[lg:lg + _bits(words)]
 
-        # Stage 1/2 control registers.
+        # Control pipeline: s1 = operand selection (memory data arrive), then
+        # one clock in the operand registers and LANE_LATENCY in the lanes;
+        # ``wb`` is the write-back stage.
         s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in (
             "op", "shift", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")}
         s1_valid = Signal()
         s1_a_lane = Signal(max=max(vw, 2))
         s1_b_lane = Signal(max=max(vw, 2))
-        s2 = {k: Signal(len(s1[k]), name="s2_" + k) for k in ("op", "dst_kind", "dst_reg", "dst_addr", "tid")}
-        s2_valid = Signal()
         self.sync += [
             s1_valid.eq(seq.iss_valid & seq.iss_thread_en & active),
             s1_a_lane.eq(seq.iss_a_addr[:lg] if lg else 0),
             s1_b_lane.eq(seq.iss_b_addr[:lg] if lg else 0),
             [s1[k].eq(getattr(seq, "iss_" + k)) for k in s1],
-            s2_valid.eq(s1_valid),
-            [s2[k].eq(s1[k]) for k in s2],
         ]
+        wb_keys = ("valid", "op", "dst_kind", "dst_reg", "dst_addr", "tid")
+        stage = dict(s1, valid=s1_valid)
+        for n in range(1 + LANE_LATENCY):
+            nxt = {k: Signal(len(stage[k]), name=f"s{n + 2}_{k}") for k in wb_keys}
+            self.sync += [nxt[k].eq(stage[k]) for k in wb_keys]
+            stage = nxt
+        s2 = stage                         # the write-back stage
+        s2_valid = s2["valid"]
 
         def op_in(op, names):
             return reduce(or_, [op == isa.OP[n] for n in sorted(names)])
@@ -99,7 +127,7 @@ class PCore(Module):
             wb_flag.eq(s2_valid & op_in(s2["op"], isa.FLAG_WRITE_OPS)),
         ]
 
-        # Lane outputs (stage 2).
+        # Lane outputs (write-back stage).
         res = [Signal((W, True), name=f"res{i}") for i in range(vw)]
         acc_out = [Signal((AW, True), name=f"acc_out{i}") for i in range(vw)]
         flag_out = [Signal(name=f"flag_out{i}") for i in range(vw)]
@@ -109,6 +137,9 @@ class PCore(Module):
         priv_a = Signal(W * vw)
         priv_b = Signal(W * vw)
         te_priv_rd = []
+
+        def te_adr(thread, addr):
+            return thread[:tid_bits] * pwords + addr[:_bits(pwords)] if nt > 1 else addr[:_bits(pwords)]
         for q in range(2):
             mem = Memory(W * vw, nt * pwords, name=f"pcore{index}_private{q}")
             rda = mem.get_port()
@@ -117,20 +148,19 @@ class PCore(Module):
             self.specials += mem, rda, rdb, wr
             own = Signal(name=f"own_private{q}")
             te_sel = Signal(name=f"te_private{q}")
-            te_adr = te.thread[:tid_bits] * pwords + te.addr[:_bits(pwords)] if nt > 1 else te.addr[:_bits(pwords)]
             self.comb += [
                 own.eq(seq.running & (seq.process == q)),
-                te_sel.eq(te_hit & ~te.shared & (te.process == q)),
-                rda.adr.eq(Mux(own, tid * pwords + waddr(seq.iss_a_addr, pwords), te_adr)),
+                te_sel.eq(te_wr_hit & ~te.wr_shared & (te.wr_process == q)),
+                rda.adr.eq(Mux(own, tid * pwords + waddr(seq.iss_a_addr, pwords), te_adr(te.rd_thread, te.rd_addr))),
                 rdb.adr.eq(tid * pwords + waddr(seq.iss_b_addr, pwords)),
                 If(own,
                     wr.adr.eq(s2["tid"][:tid_bits] * pwords + waddr(s2["dst_addr"], pwords)),
                     wr.dat_w.eq(res_vec),
                     wr.we.eq(Replicate(wb_result & (s2["dst_kind"] == isa.K_PRIV), len(wr.we))),
                 ).Else(
-                    wr.adr.eq(te_adr),
+                    wr.adr.eq(te_adr(te.wr_thread, te.wr_addr)),
                     wr.dat_w.eq(te.wdata),
-                    wr.we.eq(Replicate(te_sel & te.we, len(wr.we)) & te.wmask),
+                    wr.we.eq(Replicate(te_sel, len(wr.we)) & te.wmask),
                 ),
             ]
             te_priv_rd.append(rda.dat_r)
@@ -148,14 +178,13 @@ class PCore(Module):
             self.specials += mem, rd, wr
             own = Signal(name=f"own_shared{q}")
             te_sel = Signal(name=f"te_shared{q}")
-            te_adr = te.addr[:_bits(swords)]
             self.comb += [
                 own.eq(seq.running & (seq.process == q)),
-                te_sel.eq(te_hit & te.shared & (te.process == q)),
-                rd.adr.eq(Mux(own, waddr(shr_addr, swords), te_adr)),
-                wr.adr.eq(te_adr),
+                te_sel.eq(te_wr_hit & te.wr_shared & (te.wr_process == q)),
+                rd.adr.eq(Mux(own, waddr(shr_addr, swords), te.rd_addr[:_bits(swords)])),
+                wr.adr.eq(te.wr_addr[:_bits(swords)]),
                 wr.dat_w.eq(te.wdata),
-                wr.we.eq(Replicate(te_sel & te.we, len(wr.we)) & te.wmask),
+                wr.we.eq(Replicate(te_sel, len(wr.we)) & te.wmask),
             ]
             te_shr_rd.append(rd.dat_r)
             self.comb += If(seq.process == q, shr.eq(rd.dat_r))
@@ -214,9 +243,21 @@ class PCore(Module):
 
         opa = operand(s1["a_kind"], s1_a_lane, vrf_a.dat_r, priv_a, "opa")
         opb = operand(s1["b_kind"], s1_b_lane, vrf_b.dat_r, priv_b, "opb")
-        sh = s1["shift"][:shift_bits_for(AW)]
+        # Operand registers: the memories' read data and the operand muxes
+        # get a clock of their own, the lanes start from flip-flops.
+        r_op = Signal(len(s1["op"]))
+        r_sh = Signal(shift_bits_for(AW))
+        r_acc = Signal(AW * vw)
+        r_flag = Signal(vw)
+        r_a = [Signal((W, True), name=f"r_opa{i}") for i in range(vw)]
+        r_b = [Signal((W, True), name=f"r_opb{i}") for i in range(vw)]
+        self.sync += [
+            r_op.eq(s1["op"]), r_sh.eq(s1["shift"][:shift_bits_for(AW)]),
+            r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
+            [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
+        ]
         for i in range(vw):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
-                i_clk=ClockSignal(), i_op=s1["op"], i_a=opa[i], i_b=opb[i],
-                i_acc_in=acc_rd.dat_r[AW * i:AW * (i + 1)], i_flag_in=flag_rd.dat_r[i],
-                i_sh=sh, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
+                i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i],
+                i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i],
+                i_sh=r_sh, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

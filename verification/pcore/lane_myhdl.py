@@ -3,12 +3,13 @@
 import numpy as np
 from myhdl import Simulation, StopSimulation, always, block, delay, instance
 
-from cores.pcore.lane import lane_signals, pcore_lane
+from cores.pcore.lane import LATENCY, lane_signals, pcore_lane
 
 
 def run_lane(stim, width, acc_width):
     """Apply ``stim`` (dict of equal-length int arrays: op, a, b, acc, flag,
-    sh), one vector per clock; returns dict result, acc_out, flag_out."""
+    sh), one vector per clock; returns dict result, acc_out, flag_out, each
+    output taken ``LATENCY`` clocks after its inputs."""
     sig = lane_signals(width, acc_width)
     dut = pcore_lane(**sig, width=width, acc_width=acc_width)
     n = len(stim["op"])
@@ -25,14 +26,17 @@ def run_lane(stim, width, acc_width):
 
         @instance
         def drive():
-            for i in range(n):
-                for s, vals in cols:
-                    s.next = vals[i]
+            for i in range(n + LATENCY - 1):
+                if i < n:
+                    for s, vals in cols:
+                        s.next = vals[i]
                 yield clk.posedge
                 yield delay(1)
-                out["result"][i] = int(sig["result"])
-                out["acc_out"][i] = int(sig["acc_out"])
-                out["flag_out"][i] = int(sig["flag_out"])
+                j = i - (LATENCY - 1)
+                if j >= 0:
+                    out["result"][j] = int(sig["result"])
+                    out["acc_out"][j] = int(sig["acc_out"])
+                    out["flag_out"][j] = int(sig["flag_out"])
             raise StopSimulation
 
         return clock, drive

@@ -10,6 +10,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 import cocotb
 
 from cores.pcore import isa
+from cores.pcore.lane import LATENCY
 from verification.pcore.lane_model import expected, stimulus
 
 
@@ -31,18 +32,21 @@ async def test_lane(dut):
         s = stimulus(op, width, acc_width, None if exhaustive else rng, n)
         count = len(s["op"])
         got = {k: np.zeros(count, np.int64) for k in ("result", "acc_out", "flag_out")}
-        for i in range(count):
-            dut.op.value = int(s["op"][i])
-            dut.a.value = int(s["a"][i]) & ((1 << width) - 1)
-            dut.b.value = int(s["b"][i]) & ((1 << width) - 1)
-            dut.acc_in.value = int(s["acc"][i]) & ((1 << acc_width) - 1)
-            dut.flag_in.value = int(s["flag"][i])
-            dut.sh.value = int(s["sh"][i])
-            await RisingEdge(dut.clk)      # the lane registers this vector
+        for i in range(count + LATENCY - 1):    # one vector per clock, pipelined
+            if i < count:
+                dut.op.value = int(s["op"][i])
+                dut.a.value = int(s["a"][i]) & ((1 << width) - 1)
+                dut.b.value = int(s["b"][i]) & ((1 << width) - 1)
+                dut.acc_in.value = int(s["acc"][i]) & ((1 << acc_width) - 1)
+                dut.flag_in.value = int(s["flag"][i])
+                dut.sh.value = int(s["sh"][i])
+            await RisingEdge(dut.clk)      # the lane takes this vector
             await FallingEdge(dut.clk)     # outputs settled, inputs writable
-            got["result"][i] = _signed(dut.result.value, width)
-            got["acc_out"][i] = _signed(dut.acc_out.value, acc_width)
-            got["flag_out"][i] = int(dut.flag_out.value)
+            j = i - (LATENCY - 1)          # whose outputs are out now
+            if j >= 0:
+                got["result"][j] = _signed(dut.result.value, width)
+                got["acc_out"][j] = _signed(dut.acc_out.value, acc_width)
+                got["flag_out"][j] = int(dut.flag_out.value)
         res, acc, flag = expected(op, s["a"], s["b"], s["acc"], s["flag"], s["sh"], width, acc_width)
         for name, want in (("result", res), ("acc_out", acc), ("flag_out", flag)):
             if want is None:
