@@ -251,6 +251,26 @@ def test_56_cast_same_mapping(capsys):
     assert ma.private[0, 7, 15, MYVAR + 15] == 1000 + 2047
 
 
+def test_59_unchecked_cast_dimension_runs_past_the_variable():
+    """'+' after a cast dimension (5.9 on 5.6): not bound-checked, so the cast may hold more
+    elements than the variable declares and run on into the variables after it; without '+'
+    that is the cast error."""
+    from sw.mcore.errors import MCoreError
+    from sw.mcore.preprocessor import compile_source
+    m, ins = run(">PCORE[0].THREAD[0].myclass::myfunc.var(56+)[:] <= DDR(p)[0:55];", machine=fresh_with_ddr(56))
+    assert ins[0].dst.check_mask == 0b110          # PCORE and THREAD checked, the cast dimension not
+    assert list(m.private[0, 0, 0, VAR:VAR + 56]) == [1000 + k for k in range(56)]
+    assert m.private[0, 0, 0, MYVAR + 7] == 1000 + 55       # past myfunc.var, into myvar
+    with pytest.raises(MCoreError, match="cast of 'myfunc.var' to 56 elements"):
+        api.instructions(">PCORE[0].THREAD[0].myclass::myfunc.var(56)[:] <= DDR(p)[0:55];", SYMS, {"p": P})
+    # At run time too: an unchecked cast is not given to ztamSideCast (the CAST flag).
+    c = compile_source("void f(int n, unsigned p) {\n> PCORE[0].THREAD[0].myclass::myfunc.var(n+)[:] <= DDR(p)[0:n-1];\n}\n",
+                       SYMS)
+    assert "ztamSideDim" in c and "ztamSideCast" not in c
+    assert "ztamSideCast" in compile_source(
+        "void f(int n, unsigned p) {\n> PCORE[0].THREAD[0].myclass::myfunc.var(n)[:] <= DDR(p)[0:n-1];\n}\n", SYMS)
+
+
 # ---- 5.7 reordering ---------------------------------------------------------
 
 S57 = ">FOR(K=0:3) FOR(I=0:1) PCORE[0:2].THREAD[I].myclass::myvar[K] <= DDR(p)[0:2*3*4-1];"

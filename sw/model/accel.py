@@ -2,32 +2,31 @@
 op as a PCORE kernel instance plus the TensorEngine instructions that feed
 it, generated at model-compile time.
 
-Every address and size of a model is known when it is compiled (the memory
-plan places every tensor, the windows sit at fixed addresses of the
-configuration), so the compiler emits the tensor instructions of
-``docs/tensor_isa.md`` with constant operands, and the firmware
-(``sw/firmware/accel.c``) only streams them into the TensorEngine's queue and
-loads the kernel code into the PCORE instruction memory.
+The TensorEngine programs are MCORE firmware: the tensor statements (``>``
+lines, the MCORE programmer guide's syntax) of the C functions in
+``sw/model/programs/`` -- ``convolution.c`` (conv and lin), ``maxpool.c``,
+``layer.c`` (scratch-pad staging, the final CALLBACK).  Every address and size
+of a model is known when it is compiled (the memory plan places every tensor,
+the windows sit at fixed addresses of the configuration), so this module
+compiles each function it calls with ``sw.mcore.api.instructions`` (the MCORE
+preprocessor with constant operands): the function's parameters are the
+defines, NP/NT/VW come from the configuration, the PCORE symbols from the
+kernel instance, the process space is that of the pass.  The firmware
+(``sw/firmware/accel.c``) only streams the instruction words
+(``docs/tensor_isa.md``) into the TensorEngine's queue and loads the kernel
+code into the PCORE instruction memory.
 
-Mapping (``docs/models.md``, "Accelerated path"):
-
-* **conv**: the ``convolution`` kernel with one output pixel per thread
-  (NPIX = 1).  A *pass* covers up to NP x NT consecutive output pixels
-  (row-major), thread ``p*NT + t`` taking pixel ``pass_base + p*NT + t``.
-  The weights go to the shared memory of every PCORE (broadcast), the im2col
-  patch of each pixel to its thread's private memory: one transfer per output
-  row segment whose source walks the input with the kernel window's levels; the
-  top/bottom padding is the bound check of the ``ky`` level (start ``oy*sh-pt``,
-  bound H) and the left/right padding the overlapped group of the ``ox`` and
-  ``kx`` levels (limit ``W*C`` elements).  Out-of-bound reads give 0.
-* **maxpool**: the ``maxpool`` kernel with the same im2col, PAD -32768.
-* **lin**: the ``convolution`` kernel with a 1x1 window, the input columns as
-  pixels and the weight rows as output channels.
-* Passes alternate between the two process spaces: while the kernel of pass
-  ``i`` runs, the engine stores pass ``i-1`` and loads pass ``i+1`` (the
-  engine orders a transfer after the kernel of its own process space only).
-* tanh: the kernel shifts the result left (saturating) by ``tanh_shift``; the
-  store goes through stream program 0, loaded from the model's tanh table.
+What this module decides (``docs/models.md``, "Accelerated path"): the
+kernel instance, the passes of up to NP x NT output pixels (one per thread:
+thread ``tau`` of a pass takes pixel ``pass_base + tau``), the row segments of
+a pass's windows, which constants are arranged at compile time (DataBlob) and
+what goes through the scratch-pad, and the double-buffered schedule: passes
+alternate between the two process spaces; while the kernel of pass ``i``
+runs, the engine stores pass ``i-1`` and loads pass ``i+1`` (the engine
+orders a transfer after the kernel of its own process space only).  How each
+piece walks memory (im2col through bound checks and the overlapped group,
+PAD -32768 for maxpool, the tanh store through stream program 0) is in the
+program sources.
 
 An op that does not fit (weights beyond the shared memory, a patch beyond the
 private memory, a kernel beyond the instruction memory) gets no program and
@@ -42,31 +41,16 @@ from pathlib import Path
 import numpy as np
 
 from sw.mcore import api, isa, symbols as symbols_mod
-from cores.pcore import isa as pisa
 from sw.pcore.asm import AsmError, assemble
 from verification.golden.cnn import tanh_shift
 
 KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 EB = 2                                   # bytes per DDR element (int16)
-PAD_MAXPOOL = 0x8000                     # -32768 as the PAD field
 IMEM_WORDS = 1024                        # cores/pcore/soc.py add_pcore_array default
 
 DDR = isa.space("DDR")
-PRIVATE = isa.space("PCORE_PRIVATE")
-SHARED = isa.space("PCORE_SHARED")
-SPU = isa.space("SPU")
 SCRATCH = isa.space("SCRATCH")
-INT16 = isa.dtype("INT16")
-
-
-def _lv(count, step, start=0, bound=0):
-    return isa.Level(count=count, step=step, start=start, stride=1, bound=bound)
-
-
-def _side(space, base, levels, **kw):
-    """``levels`` innermost first."""
-    return isa.Side(space=space, dtype=INT16, base=base & 0xFFFFFFFF, levels=list(levels), **kw)
 
 
 @dataclass
@@ -115,293 +99,6 @@ class DataBlob:
 
 class NoProgram(Exception):
     """The op stays on the software path (the message says why)."""
-
-
-class _HandGen:
-    def __init__(self, config, address, frac, tanh_table, data=None):
-        self.c = config
-        self.addr = address                  # Tensor -> bus byte address
-        self.frac = frac                     # the model's fractional bits
-        self.tanh_table = tanh_table         # bus address of the SPU tanh table (or None)
-        self.data = data                     # DataBlob for arranged constants (or None)
-        self.T = config.np * config.nt
-        self.PW = config.pcore_private_words
-        self.SW = config.pcore_shared_words
-
-    # -- pieces ---------------------------------------------------------------
-    def kernel(self, source, cls, defines):
-        try:
-            prog = assemble([KERNELS / source], self.c, defines)
-        except AsmError as e:          # e.g. the variables exceed the PCORE memories
-            raise NoProgram(str(e).splitlines()[0].split(": ", 2)[-1]) from None
-        if len(prog.words) > IMEM_WORDS:
-            raise NoProgram(f"kernel of {len(prog.words)} words exceeds the {IMEM_WORDS}-word instruction memory")
-        return prog
-
-    def shared_vector(self, var_addr, src_addr, n, npu, process):
-        """shared[var_addr .. +n) of PCOREs 0..npu-1 <= DDR src (n contiguous elements)."""
-        dst = _side(SHARED, var_addr, [_lv(n, 1), _lv(npu, self.SW)], bcast_mask=0b10)
-        src = _side(DDR, src_addr, [_lv(n, EB)])
-        return isa.Transfer(dst=dst, src=src, process=process)
-
-    def coef(self, var_addr, w_addr, K, G, k_step, l_step, g_step, npu, process):
-        """shared coef[G][K][VW] of PCOREs 0..npu-1 <= DDR weights (element steps in bytes)."""
-        vw = self.c.vw
-        dst = _side(SHARED, var_addr, [_lv(vw, 1), _lv(K, vw), _lv(G, K * vw), _lv(npu, self.SW)],
-                    bcast_mask=0b1000)
-        src = _side(DDR, w_addr, [_lv(vw, l_step), _lv(K, k_step), _lv(G, g_step)])
-        return isa.Transfer(dst=dst, src=src, process=process)
-
-    def coef_rows(self, var_addr, w_addr, K, G, npu, process):
-        """shared coef[G][K][VW] of PCOREs 0..npu-1 <= DDR row-major W[G*VW][K]
-        (coef[g][k][l] = W[g*VW+l][k]), reading W in memory order so the
-        source side stays contiguous."""
-        vw = self.c.vw
-        dst = _side(SHARED, var_addr, [_lv(K, vw), _lv(vw, 1), _lv(G, K * vw), _lv(npu, self.SW)],
-                    bcast_mask=0b1000)
-        src = _side(DDR, w_addr, [_lv(K * vw * G, EB)])
-        return isa.Transfer(dst=dst, src=src, process=process)
-
-    def copy(self, dst_space, dst_addr, src_space, src_addr, n, process=0):
-        """n contiguous elements (a transfer the engine's vector path takes)."""
-        step = lambda sp: EB if sp in (DDR, SCRATCH) else 1
-        return isa.Transfer(dst=_side(dst_space, dst_addr, [_lv(n, step(dst_space))]),
-                            src=_side(src_space, src_addr, [_lv(n, step(src_space))]), process=process)
-
-    def im2col(self, var_addr, space, x_addr, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, qa, qb, process, pad=0):
-        """private var[thread][K] <= the windows of output pixels qa..qb-1 (row-major over WO columns)
-        of the HWC input at ``x_addr`` of ``space`` (DDR or SCRATCH); thread = pixel - q0.  One
-        transfer per output row segment."""
-        out = []
-        q = qa
-        while q < qb:
-            oy, oxa = divmod(q, WO)
-            n = min(WO - oxa, qb - q)
-            tau = q - q0
-            K = KH * KW * C
-            dst = _side(PRIVATE, tau * self.PW + var_addr, [_lv(K, 1), _lv(n, self.PW)])
-            y0, x0 = oy * sh - pt, oxa * sw - pl
-            src = isa.Side(space=space, dtype=INT16, base=(x_addr + (y0 * W + x0) * C * EB) & 0xFFFFFFFF,
-                           levels=[_lv(C, EB), _lv(KW, C * EB), _lv(KH, W * C * EB, start=y0, bound=H),
-                                   _lv(n, sw * C * EB)],
-                           check_mask=0b0100, ovl_mask=0b1010, ovl_start=x0 * C * EB, ovl_limit=W * C * EB)
-            out.append(isa.Transfer(dst=dst, src=src, process=process, pad=pad))
-            q += n
-        return out
-
-    def columns(self, var_addr, x_addr, K, q0, n, process):
-        """private var[thread][K] <= the K contiguous elements of columns q0..q0+n-1."""
-        dst = _side(PRIVATE, var_addr, [_lv(K, 1), _lv(n, self.PW)])
-        src = _side(DDR, x_addr + q0 * K * EB, [_lv(K, EB), _lv(n, K * EB)])
-        return isa.Transfer(dst=dst, src=src, process=process)
-
-    def per_pixel_in(self, var_addr, src_addr, CO, q0, n, process):
-        """private var[thread][CO] <= DDR rows q0..q0+n-1 of a [P][CO] tensor."""
-        dst = _side(PRIVATE, var_addr, [_lv(CO, 1), _lv(n, self.PW)])
-        src = _side(DDR, src_addr + q0 * CO * EB, [_lv(n * CO, EB)])
-        return isa.Transfer(dst=dst, src=src, process=process)
-
-    def store(self, y_addr, var_addr, CO, q0, n, process, tanh=False):
-        """DDR y[q0..q0+n-1][CO] <= private var[thread][CO] (through stream program 0 for tanh)."""
-        dst = _side(DDR, y_addr + q0 * CO * EB, [_lv(n * CO, EB)])
-        src = _side(PRIVATE, var_addr, [_lv(CO, 1), _lv(n, self.PW)])
-        return isa.Transfer(dst=dst, src=src, process=process, proc_en=int(tanh), proc=0)
-
-    def spu_load(self, table_addr):
-        dst = _side(SPU, 0, [_lv(isa.SPU_LOOKUP_SIZE, 1)])
-        src = _side(DDR, table_addr, [_lv(isa.SPU_LOOKUP_SIZE, EB)])
-        return isa.Transfer(dst=dst, src=src)
-
-    def exe(self, entry, n, process):
-        np_ = min(self.c.np, -(-n // self.c.nt))
-        nt = self.c.nt if np_ > 1 else n
-        return isa.Exe(func=pisa.function_word(entry, np_, nt), process=process)
-
-    def stage_input(self, x_addr, nbytes, scratch_used):
-        """(space, address) to read an op's input from: the scratch-pad after
-        ``scratch_used`` bytes when it fits (one contiguous DDR read, then
-        every window reads the scratch-pad at a vector word per clock), else
-        DDR.  Returns also the staging transfers."""
-        at = -(-scratch_used // 16) * 16
-        if at + nbytes > self.c.scratch_size:
-            return DDR, x_addr, []
-        return SCRATCH, at, [self.copy(SCRATCH, at, DDR, x_addr, nbytes // EB)]
-
-    @staticmethod
-    def constant(t):
-        """The int16 values of a constant tensor in memory order, or None
-        (e.g. a tensor the host streams in at each inference)."""
-        from sw.model import layout as L
-        if t is None or t.region != "CONST" or t.raw is None:
-            return None
-        return L.to_memory(t.raw, t.layout)
-
-    # -- ops ------------------------------------------------------------------
-    def passes(self, P, per_pass, body, prologue, setup, store):
-        """Double-buffered pass schedule: the prologue and the setup of process
-        space 0, then for each pass its loads and EXE (the setup of process
-        space 1 right after the first EXE, so it overlaps that kernel), then
-        the store of the pass before."""
-        n_pass = -(-P // per_pass)
-        instrs = prologue() + setup(0)
-        for i in range(n_pass):
-            q0, n = i * per_pass, min(per_pass, P - i * per_pass)
-            instrs += body(q0, n, i % 2)
-            if i == 0 and n_pass > 1:
-                instrs += setup(1)
-            if i:
-                instrs += store((i - 1) * per_pass, per_pass, (i - 1) % 2)
-        last = (n_pass - 1) * per_pass
-        instrs += store(last, P - last, (n_pass - 1) % 2)
-        return instrs, n_pass
-
-    def matmul(self, op, *, P, K, CO, defines, patch_loads, w_coef, coef_values, x_bytes=0):
-        """conv/lin on the convolution kernel: P pixels of K inputs, CO outputs.
-        ``patch_loads(var, q0, n, p, space, x)``: the loads of a pass reading
-        the input from ``space`` at ``x``; ``w_coef(var, npu, p)``: the coef
-        transfer from the weights in DDR; ``coef_values()``: the coef image
-        [G][K][VW] when the weights are constants, else None; ``x_bytes``: the
-        input's size when staging it in the scratch-pad pays (0: read DDR)."""
-        c = self.c
-        bias = 0 if not op.bias_en else (1 if op.repl_bias else 2)
-        tanh = op.act == "tanh"
-        tsh = tanh_shift(self.frac) if tanh else 0
-        defines = dict(defines, COUT=CO, NPIX=1, FRAC=self.frac, BIAS=bias, BN=int(op.bn_en),
-                       RELU=int(op.act == "relu"), TSH=tsh)
-        prog = self.kernel("convolution.pcore", "convolution", defines)
-        var = lambda n: prog.variable("convolution", n)
-        v = lambda n: var(n).addr
-        G = CO // c.vw
-        shared = G * K * c.vw + (CO if bias == 1 else 0) + (2 * CO if op.bn_en else 0)
-        private = K + CO + (CO if bias == 2 else 0)
-        if shared > self.SW:
-            raise NoProgram(f"weights and epilogue constants take {shared} shared words, a PCORE has {self.SW}")
-        if private > self.PW:
-            raise NoProgram(f"a pixel's patch takes {private} private words, a thread has {self.PW}")
-        entry = prog.function("convolution", "exe")
-        y = self.addr(op.res)
-        n_pass = -(-P // self.T)
-        # Shared constants go to the PCOREs the passes use only (each copy
-        # costs engine cycles).
-        npu = min(c.np, -(-min(P, self.T) // c.nt))
-        copies = npu * min(2, n_pass)
-
-        # The shared-memory image (coef, then bias / scale / offset where the
-        # kernel has them), arranged at compile time when every part is a
-        # constant: one contiguous transfer per PCORE and process space.
-        parts = [("coef", coef_values())]
-        if bias == 1:
-            parts.append(("bias", self.constant(op.bias)))
-        if op.bn_en:
-            bn = self.constant(op.batch)
-            parts += [("scale", None if bn is None else bn[:CO]), ("offset", None if bn is None else bn[CO:2 * CO])]
-        image_at = image_n = None
-        if self.data is not None and all(val is not None for _, val in parts):
-            lo = min(v(n) for n, _ in parts)
-            image = np.zeros(max(v(n) + var(n).size for n, _ in parts) - lo, dtype=np.int64)
-            for n, val in parts:
-                image[v(n) - lo:v(n) - lo + var(n).size] = np.asarray(val).reshape(-1)
-            image_at, image_n, image_lo = self.data.add(image), image.size, lo
-        # Scratch-pad staging: the input (its windows overlap), then the
-        # shared image when it goes to more than one PCORE / process space.
-        scratch = []
-        x_space, x_at = DDR, self.addr(op.b)
-        if x_bytes:
-            x_space, x_at, st = self.stage_input(x_at, x_bytes, 0)
-            scratch += st
-        used = x_bytes if x_space == SCRATCH else 0
-        img_space, img_at = DDR, image_at
-        if image_at is not None and copies > 1:
-            at = -(-used // 16) * 16
-            if at + image_n * EB <= c.scratch_size:
-                scratch.append(self.copy(SCRATCH, at, DDR, image_at, image_n))
-                img_space, img_at = SCRATCH, at
-
-        def prologue():
-            return ([self.spu_load(self.tanh_table)] if tanh else []) + scratch
-
-        def setup(p):
-            if image_at is not None:
-                return [self.copy(SHARED, u * self.SW + image_lo, img_space, img_at, image_n, p)
-                        for u in range(npu)]
-            s = [w_coef(v("coef"), npu, p)]
-            if bias == 1:
-                s.append(self.shared_vector(v("bias"), self.addr(op.bias), CO, npu, p))
-            if op.bn_en:
-                s.append(self.shared_vector(v("scale"), self.addr(op.batch), CO, npu, p))
-                s.append(self.shared_vector(v("offset"), self.addr(op.batch) + CO * EB, CO, npu, p))
-            return s
-
-        def body(q0, n, p):
-            b = patch_loads(v("patch"), q0, n, p, x_space, x_at)
-            if bias == 2:
-                b.append(self.per_pixel_in(v("bias"), self.addr(op.bias), CO, q0, n, p))
-            return b + [self.exe(entry, n, p)]
-
-        def store(q0, n, p):
-            return [self.store(y, v("out"), CO, q0, n, p, tanh=tanh)]
-
-        instrs, n_pass = self.passes(P, self.T, body, prologue, setup, store)
-        return prog, instrs, n_pass, P * K * CO, f"convolution.pcore {defines}"
-
-    def conv(self, op):
-        H, W, C = op.b.dims
-        KH, KW, _, CO = op.a.dims
-        HO, WO = op.res.dims[0], op.res.dims[1]
-        (sh, sw), (pt, _pb, pl, _pr) = op.stride, op.pad
-        K = KH * KW * C
-        G = CO // self.c.vw
-
-        def loads(var, q0, n, p, space, x):
-            return self.im2col(var, space, x, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p)
-
-        def coef_values():
-            w = self.constant(op.a)         # [KH][KW][C][CO] = [K][G][VW]
-            return None if w is None else w.reshape(K, G, self.c.vw).transpose(1, 0, 2)
-
-        coef = lambda var, npu, p: self.coef(var, self.addr(op.a), K, G, CO * EB, EB, self.c.vw * EB, npu, p)
-        return self.matmul(op, P=HO * WO, K=K, CO=CO, defines=dict(KH=KH, KW=KW, CIN=C),
-                           patch_loads=loads, w_coef=coef, coef_values=coef_values,
-                           x_bytes=H * W * C * EB if KH * KW > 1 else 0)
-
-    def lin(self, op):
-        NO, NI = op.a.dims
-        NB = op.res.dims[1]
-        x = self.addr(op.b)
-        G = NO // self.c.vw
-        loads = lambda var, q0, n, p, space, at: [self.columns(var, x, NI, q0, n, p)]
-
-        def coef_values():
-            w = self.constant(op.a)         # W[NO][NI] = [G][VW][NI]
-            return None if w is None else w.reshape(G, self.c.vw, NI).transpose(0, 2, 1)
-
-        coef = lambda var, npu, p: self.coef_rows(var, self.addr(op.a), NI, G, npu, p)
-        return self.matmul(op, P=NB, K=NI, CO=NO, defines=dict(KH=1, KW=1, CIN=NI),
-                           patch_loads=loads, w_coef=coef, coef_values=coef_values)
-
-    def maxpool(self, op):
-        H, W, C = op.a.dims
-        KH, KW = op.kernel
-        HO, WO = op.res.dims[0], op.res.dims[1]
-        (sh, sw), (pt, _pb, pl, _pr) = op.stride, op.pad
-        KK = KH * KW
-        if KK * C + C > self.PW:
-            raise NoProgram(f"a pixel's window takes {KK * C + C} private words, a thread has {self.PW}")
-        prog = self.kernel("maxpool.pcore", "maxpool", dict(KK=KK, C=C, NPIX=1))
-        v = lambda n: prog.variable("maxpool", n).addr
-        entry = prog.function("maxpool", "exe")
-        x, y = self.addr(op.a), self.addr(op.res)
-        # Overlapping windows read each input element more than once: stage the input.
-        x_space, x_at, staging = (self.stage_input(x, H * W * C * EB, 0) if KH > sh or KW > sw
-                                  else (DDR, x, []))
-
-        def body(q0, n, p):
-            return self.im2col(v("win"), x_space, x_at, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, q0, q0 + n, p,
-                               pad=PAD_MAXPOOL) + [self.exe(entry, n, p)]
-
-        instrs, n_pass = self.passes(HO * WO, self.T, body, lambda: staging, lambda p: [],
-                                     lambda q0, n, p: [self.store(y, v("out"), C, q0, n, p)])
-        return prog, instrs, n_pass, 0, f"maxpool.pcore KK={KK} C={C} NPIX=1"
 
 
 class Source:
@@ -686,7 +383,7 @@ class _Gen:
         return source("layer").compile("done", symbols_mod.from_dict(prog.symbols()), tag=layer)
 
 
-def plan(model, config, address, tanh_table_addr=None, data=None, _gen=None):
+def plan(model, config, address, tanh_table_addr=None, data=None):
     """{op-table index: LayerProgram or the reason (str) it stays in software}
     for the compute ops of ``model`` (indices of the compiler's op table,
     compiler.op_entries, where a duplex stream takes two entries).
@@ -694,7 +391,7 @@ def plan(model, config, address, tanh_table_addr=None, data=None, _gen=None):
     programs may place arranged constants in (its bytes must then be at its
     base address when they run); without one the weights are rearranged by
     the TensorEngine on the way (element by element: slower)."""
-    gen = (_gen or _Gen)(config, address, model.frac_bits, tanh_table_addr, data)
+    gen = _Gen(config, address, model.frac_bits, tanh_table_addr, data)
     out = {}
     index = 0
     for op in model.ops:
@@ -703,10 +400,7 @@ def plan(model, config, address, tanh_table_addr=None, data=None, _gen=None):
             continue
         try:
             prog, instrs, n_pass, macs, desc = getattr(gen, op.kind)(op)
-            if isinstance(gen, _HandGen):
-                instrs.append(isa.Callback(tag=op.layer, parm=0))
-            else:
-                instrs += gen.done(prog, op.layer)
+            instrs += gen.done(prog, op.layer)
             out[index] = LayerProgram(op_index=index, layer=op.layer, kind=op.kind, code=list(prog.words),
                                       instrs=instrs, macs=macs, passes=n_pass, kernel=desc)
         except NoProgram as e:

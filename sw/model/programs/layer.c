@@ -7,8 +7,9 @@
  * as defines (NP, NT, VW come from the configuration), and the firmware only
  * streams the instruction words into the TensorEngine queue.  The process
  * space of an instruction is that of the MCORE task issuing it (guide 10):
- * accel.py gives it per call.  `tsoc mcore compile` turns this file into
- * plain C for the ztam runtime, as any MCORE program.
+ * accel.py gives it per call.  Like any MCORE source, each function also
+ * preprocesses (`tsoc mcore compile`) into C for the ztam runtime
+ * (tests/test_model_programs.py).
  */
 #include <stdint.h>
 
