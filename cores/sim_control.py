@@ -6,6 +6,18 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage, CSRField
 from litex.soc.integration.doc import ModuleDoc
 
+# The boot flags a testbench sets for the firmware, in bit order.  This is the
+# one definition: the CSR fields below (and so the firmware's generated csr.h
+# offsets, which sw/firmware/platform.h turns into BOOT_* masks) and the
+# testbenches' masks (``BOOT_FLAG``) come from it.
+BOOT_FLAGS = (
+    ("skip_memtest", "Skip the boot-time main RAM test (shorter test runs)."),
+    ("exit_after_boot", "End the simulation after the boot checks instead of serving the host."),
+    ("te_trace", "Trace each accelerated layer (LOG_ON/LOG_OFF) and print the TensorEngine's "
+                 "activity report on the console."),
+)
+BOOT_FLAG = {name: 1 << i for i, (name, _) in enumerate(BOOT_FLAGS)}
+
 
 class SimControl(LiteXModule):
     """Ends the simulation from firmware.
@@ -25,21 +37,13 @@ class SimControl(LiteXModule):
         ])
 
         self.boot_flags = CSRStatus(description="Flags the testbench sets for the firmware.", fields=[
-            CSRField("skip_memtest", size=1, description="Skip the boot-time main RAM test (shorter test runs)."),
-            CSRField("exit_after_boot", size=1,
-                     description="End the simulation after the boot checks instead of serving the host."),
-            CSRField("te_trace", size=1,
-                     description="Trace each accelerated layer (LOG_ON/LOG_OFF) and print the TensorEngine's "
-                                 "activity report on the console."),
-        ])
+            CSRField(name, size=1, description=desc) for name, desc in BOOT_FLAGS])
 
         # # #
 
-        self.comb += [
-            self.boot_flags.fields.skip_memtest.eq(pads.boot_flags[0]),
-            self.boot_flags.fields.exit_after_boot.eq(pads.boot_flags[1]),
-            self.boot_flags.fields.te_trace.eq(pads.boot_flags[2]),
-        ]
+        assert len(BOOT_FLAGS) <= len(pads.boot_flags), "more boot flags than boot_flags pads"
+        self.comb += [getattr(self.boot_flags.fields, name).eq(pads.boot_flags[i])
+                      for i, (name, _) in enumerate(BOOT_FLAGS)]
 
         self.sync += [
             pads.finish.eq(self.finish.fields.valid),

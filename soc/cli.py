@@ -89,8 +89,9 @@ def _sim_through_host_port(build, args):
     print(f"[sim] build: {time.monotonic() - t0:.1f} s; running the firmware with the host on the "
           f"{'QPI' if args.qpi else 'SPI'} port", flush=True)
     results = build.build_dir / "sim_results.xml"
-    # Boot flags (cores/sim_control.py): bit 2 = print the TensorEngine trace.
-    env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(4 if args.te_trace else 0),
+    from cores.sim_control import BOOT_FLAG
+    flags = BOOT_FLAG["te_trace"] if args.te_trace else 0
+    env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(flags),
            "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
     if args.model:
         from pathlib import Path

@@ -23,11 +23,18 @@ static inline void icache_flush(void)
 	__asm__ volatile(".word 0x0000100f" ::: "memory"); /* fence.i */
 }
 
-/* Boot flags a simulation testbench sets (cores/sim_control.py); 0 on
- * hardware: test main RAM, then serve the host. */
-#define BOOT_SKIP_MEMTEST    (1u << 0)
-#define BOOT_EXIT_AFTER_BOOT (1u << 1)
-#define BOOT_TE_TRACE        (1u << 2)  /* print the TensorEngine activity trace of each accelerated layer */
+/* Boot flags a simulation testbench sets (cores/sim_control.py BOOT_FLAGS,
+ * bit positions from the generated csr.h); 0 on hardware: test main RAM,
+ * then serve the host. */
+#ifdef CSR_SIM_CTRL_BASE
+#define BOOT_SKIP_MEMTEST    (1u << CSR_SIM_CTRL_BOOT_FLAGS_SKIP_MEMTEST_OFFSET)
+#define BOOT_EXIT_AFTER_BOOT (1u << CSR_SIM_CTRL_BOOT_FLAGS_EXIT_AFTER_BOOT_OFFSET)
+#define BOOT_TE_TRACE        (1u << CSR_SIM_CTRL_BOOT_FLAGS_TE_TRACE_OFFSET)  /* print the TensorEngine activity trace of each accelerated layer */
+#else
+#define BOOT_SKIP_MEMTEST    0u
+#define BOOT_EXIT_AFTER_BOOT 0u
+#define BOOT_TE_TRACE        0u
+#endif
 static inline uint32_t boot_flags(void)
 {
 #ifdef CSR_SIM_CTRL_BASE

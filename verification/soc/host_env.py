@@ -8,14 +8,15 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
 
+from cores.sim_control import BOOT_FLAG
 from soc.config import SoCConfig
 from sw.host.cocotb_transport import CocotbTransport
 from sw.host.device import Device
 from verification.soc.uart_agent import UartStreamBfm
 
-SKIP_MEMTEST = 1 << 0
-TE_TRACE = 1 << 2       # firmware prints the TensorEngine trace of each accelerated layer
-EXIT_AFTER_BOOT = 1 << 1
+SKIP_MEMTEST = BOOT_FLAG["skip_memtest"]
+TE_TRACE = BOOT_FLAG["te_trace"]       # firmware prints the TensorEngine trace of each accelerated layer
+EXIT_AFTER_BOOT = BOOT_FLAG["exit_after_boot"]
 
 
 def soc_config():

@@ -11,6 +11,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, First, ReadOnly, RisingEdge, Timer
 from pyuvm import ConfigDB, uvm_env, uvm_root, uvm_subscriber, uvm_test
 
+from cores.sim_control import BOOT_FLAG
 from verification.soc.uart_agent import UartAgent, UartStreamBfm
 
 RESET_CYCLES = 16
@@ -19,8 +20,8 @@ RESET_CYCLES = 16
 class SimControlBfm:
     """Owns clock, reset and the SimControl pads."""
 
-    SKIP_MEMTEST = 1 << 0
-    EXIT_AFTER_BOOT = 1 << 1
+    SKIP_MEMTEST = BOOT_FLAG["skip_memtest"]
+    EXIT_AFTER_BOOT = BOOT_FLAG["exit_after_boot"]
 
     def __init__(self, dut, clk_period_ns, boot_flags=EXIT_AFTER_BOOT):
         self.dut = dut
