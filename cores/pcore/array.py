@@ -15,18 +15,21 @@ from cores.pcore.sequencer import PCORESequencer
 class PCOREArrayCore(Module):
     """PCORE array with TensorEngine ports.
 
-    TensorEngine data port (``te``): one vector word per clock.
+    TensorEngine data port (``te``): a read channel and a write channel,
+    each one vector word per clock, independent of each other (a read and a
+    write in the same clock: a PCORE-to-PCORE copy moves a word per clock).
 
-    * ``te.valid``/``te.ready``: a command is taken when both are high.
-      ``ready`` is low while a kernel runs on ``te.process``: the other
-      process space stays accessible.
-    * ``te.we``: 1 write, 0 read.  ``te.process`` (0/1), ``te.shared``
-      (0 private / 1 shared), ``te.pcore``, ``te.thread`` (ignored for shared),
-      ``te.addr``: vector-word address (element address / VW) in that space.
+    * ``te.rd_valid``/``te.rd_ready``, ``te.wr_valid``/``te.wr_ready``: a
+      channel's command is taken when both are high.  A channel's ``ready``
+      is low while a kernel runs on its ``process``: the other process space
+      stays accessible.
+    * Per channel (``rd_``/``wr_``): ``process`` (0/1), ``shared`` (0 private
+      / 1 shared), ``pcore``, ``thread`` (ignored for shared), ``addr``:
+      vector-word address (element address / VW) in that space.
     * ``te.wdata``: VW lanes of 16 bits, lane 0 in bits 15..0;
-      ``te.wmask``: per-lane write enable.
-    * ``te.rvalid``/``te.rdata``: read data, two clocks after the command;
-      no back-pressure.
+      ``te.wmask``: per-lane write enable (write channel).
+    * ``te.rvalid``/``te.rdata``: read data, two clocks after the read
+      command; no back-pressure.
 
     Kernel control: ``start_valid``/``start_ready``, ``start_func`` (function
     word, ``isa.function_word``), ``start_process``; ``busy[p]`` is high while
@@ -62,7 +65,8 @@ class PCOREArrayCore(Module):
             If((f_np == 0) | (f_np > np), seq.start_np.eq(np)).Else(seq.start_np.eq(f_np)),
             If((f_nt == 0) | (f_nt > nt), seq.start_nt.eq(nt)).Else(seq.start_nt.eq(f_nt)),
             self.busy.eq(Mux(seq.running, Mux(seq.process, 0b10, 0b01), 0)),
-            te.ready.eq(~Mux(te.process, self.busy[1], self.busy[0])),
+            te.rd_ready.eq(~Mux(te.rd_process, self.busy[1], self.busy[0])),
+            te.wr_ready.eq(~Mux(te.wr_process, self.busy[1], self.busy[0])),
         ]
 
         self.pcores = []
@@ -74,10 +78,10 @@ class PCOREArrayCore(Module):
         # Read response: the memory answers one clock after the command, the
         # PCORE mux below is registered: rdata two clocks after the command.
         rd_cmd = Signal()
-        rd_pcore = Signal(len(te.pcore))
+        rd_pcore = Signal(len(te.rd_pcore))
         self.sync += [
-            rd_cmd.eq(te.valid & te.ready & ~te.we),
-            rd_pcore.eq(te.pcore),
+            rd_cmd.eq(te.rd_valid & te.rd_ready),
+            rd_pcore.eq(te.rd_pcore),
             te.rvalid.eq(rd_cmd),
             te.rdata.eq(Array(pc.te_rdata for pc in self.pcores)[rd_pcore]),
         ]

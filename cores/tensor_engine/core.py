@@ -9,10 +9,8 @@ from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRField
 
 from sw.mcore import isa
+from cores.pcore.pcore import TEPort
 from cores.tensor_engine.engine import TensorEngineCore
-
-TE_PORT_OUT = ("valid", "we", "process", "shared", "pcore", "thread", "addr", "wdata", "wmask")
-TE_PORT_IN = ("ready", "rvalid", "rdata")
 
 
 class TensorEngine(LiteXModule):
@@ -76,8 +74,8 @@ class TensorEngine(LiteXModule):
 def connect_pcore_array(te_engine, array):
     """Statements wiring the engine's PCORE-facing ports to a PCOREArray."""
     te, ta = te_engine.te, array.te
-    return ([getattr(ta, n).eq(getattr(te, n)) for n in TE_PORT_OUT]
-            + [getattr(te, n).eq(getattr(ta, n)) for n in TE_PORT_IN]
+    return ([getattr(ta, n).eq(getattr(te, n)) for n in TEPort.OUT]
+            + [getattr(te, n).eq(getattr(ta, n)) for n in TEPort.IN]
             + [array.te_start_valid.eq(te_engine.start_valid), te_engine.start_ready.eq(array.te_start_ready),
                array.te_start_func.eq(te_engine.start_func), array.te_start_process.eq(te_engine.start_process),
                te_engine.busy.eq(array.busy)])

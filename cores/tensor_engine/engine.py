@@ -10,7 +10,7 @@ Data path of a TRANSFER::
 
 Instructions run in queue order.  EXE starts a kernel and the engine moves on:
 a later PCORE access to the kernel's process space waits on the array's
-``te.ready``; the other process space stays accessible.
+``te.rd_ready``/``te.wr_ready``; the other process space stays accessible.
 """
 
 from functools import reduce
@@ -71,20 +71,22 @@ class PCOREMap:
         self.addr_bits = max(config.pcore_private_words // config.vw,
                              config.pcore_shared_words // config.vw).bit_length()
 
-    def command(self, te, shared, tag):
-        """Drive te.pcore/thread/addr from ``tag`` = element address >> log2(VW)."""
+    def command(self, te, channel, shared, tag):
+        """Drive shared/pcore/thread/addr of te channel ``channel`` ("rd" or
+        "wr") from ``tag`` = element address >> log2(VW)."""
         pv = self.lpw - self.lvw
         sv = self.lsw - self.lvw
+        sig = {n: getattr(te, f"{channel}_{n}") for n in ("shared", "addr", "thread", "pcore")}
         return [
-            te.shared.eq(shared),
+            sig["shared"].eq(shared),
             If(shared,
-                te.addr.eq(tag[:sv]),
-                te.thread.eq(0),
-                te.pcore.eq(tag[sv:sv + self.lnp] if self.lnp else 0),
+                sig["addr"].eq(tag[:sv]),
+                sig["thread"].eq(0),
+                sig["pcore"].eq(tag[sv:sv + self.lnp] if self.lnp else 0),
             ).Else(
-                te.addr.eq(tag[:pv]),
-                te.thread.eq(tag[pv:pv + self.lnt] if self.lnt else 0),
-                te.pcore.eq(tag[pv + self.lnt:pv + self.lnt + self.lnp] if self.lnp else 0),
+                sig["addr"].eq(tag[:pv]),
+                sig["thread"].eq(tag[pv:pv + self.lnt] if self.lnt else 0),
+                sig["pcore"].eq(tag[pv + self.lnt:pv + self.lnt + self.lnp] if self.lnp else 0),
             ),
         ]
 
@@ -97,7 +99,8 @@ class TensorEngineCore(Module):
     ``errors``: sticky ``isa.ERRORS`` bits, ``errors_clear`` clears them.
     CALLBACK tags: ``cb_valid``/``cb_tag``/``cb_pop``.  DDR: Wishbone master
     ``bus`` over bus addresses ``ddr_base .. ddr_base+ddr_size-1``.  PCORE
-    array: ``te`` (master side of ``cores.pcore.pcore.TEPort``),
+    array: ``te`` (master side of ``cores.pcore.pcore.TEPort``: read and
+    write channels),
     ``start_*``, ``busy``.
     """
 
@@ -650,19 +653,21 @@ class TensorEngineCore(Module):
         ]
         self.comb += [spu.wadr.eq(dg.addr[:8]), spu.wdat.eq(stored)]
 
-        # PCORE port: writes (flushes) first, then reads.
+        # PCORE port: the vector path drives both channels; the element
+        # path writes its flushes on the write channel and reads on the read
+        # channel, a read waiting for a pending flush (reads after writes).
         self.comb += [
-            te.process.eq(process),
+            te.rd_process.eq(process),
+            te.wr_process.eq(process),
             If(vmode,
-                te.valid.eq(vec.t_valid), te.we.eq(vec.t_we), te.wdata.eq(vec.t_wdata), te.wmask.eq(vec.t_wmask),
-                *pm.command(te, vec.t_shared, vec.t_tag),
-            ).Elif(te_wr_req,
-                te.valid.eq(1), te.we.eq(1), te.wdata.eq(pv_dat), te.wmask.eq(pv_mask),
-                *pm.command(te, d_shared, pv_tag),
-            ).Elif(te_rd_req,
-                te.valid.eq(1), te.we.eq(0),
-                *pm.command(te, s_shared, s_tag),
+                te.rd_valid.eq(vec.t_rd_valid), *pm.command(te, "rd", vec.t_rd_shared, vec.t_rd_tag),
+                te.wr_valid.eq(vec.t_wr_valid), *pm.command(te, "wr", vec.t_wr_shared, vec.t_wr_tag),
+                te.wdata.eq(vec.t_wdata), te.wmask.eq(vec.t_wmask),
+            ).Else(
+                te.rd_valid.eq(te_rd_req & ~te_wr_req), *pm.command(te, "rd", s_shared, s_tag),
+                te.wr_valid.eq(te_wr_req), *pm.command(te, "wr", d_shared, pv_tag),
+                te.wdata.eq(pv_dat), te.wmask.eq(pv_mask),
             ),
-            te_wr_go.eq(te_wr_req & te.ready),
-            te_rd_go.eq(te_rd_req & ~te_wr_req & te.ready),
+            te_wr_go.eq(te_wr_req & te.wr_ready),
+            te_rd_go.eq(te_rd_req & ~te_wr_req & te.rd_ready),
         ]

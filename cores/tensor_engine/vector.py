@@ -11,9 +11,9 @@ Both address generators run in chunk mode (``agen.py``): one advance is a
 *chunk*, the elements of one row that lie in one memory word (a 32-bit DDR
 word, a scratch-pad word of VW x 16 bits, a PCORE vector word)::
 
-    src agen -> request queue -> memory (DDR burst | scratch | PCORE te)
+    src agen -> request queue -> memory (DDR burst | scratch | PCORE te read)
         -> response queue -> unpack + convert -> element ring (2L x 16 bits)
-        -> pack + convert <- dst agen -> write queue -> memory
+        -> pack + convert <- dst agen -> write queue -> memory (.. | PCORE te write)
 
 The element ring takes up to L = max(VW, 4) elements per clock at any lane
 offset and gives up to L at any other offset, so rows of different lengths
@@ -172,12 +172,15 @@ class VectorPath(Module):
         self.src_ready = Signal()  # out: the source agen advances
         self.dst_ready = Signal()  # out: the destination agen advances
         self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
-        # te port as driven by this path (the engine muxes it in and maps
-        # the PCORE tag, element address / VW, to pcore/thread/addr).
-        self.t_valid = Signal()
-        self.t_we = Signal()
-        self.t_shared = Signal()
-        self.t_tag = Signal(32)
+        # te port channels as driven by this path (the engine muxes them in
+        # and maps a PCORE tag, element address / VW, to pcore/thread/addr):
+        # a source read and a destination write in the same clock.
+        self.t_rd_valid = Signal()
+        self.t_rd_shared = Signal()
+        self.t_rd_tag = Signal(32)
+        self.t_wr_valid = Signal()
+        self.t_wr_shared = Signal()
+        self.t_wr_tag = Signal(32)
         self.t_wdata = Signal(16 * vw)
         self.t_wmask = Signal(vw)
         # Activity (trace): a memory word read / written this clock.
@@ -231,7 +234,7 @@ class VectorPath(Module):
             ddr_skip.eq(s_ddr & rq.readable & head["skip"] & rspq.writable),
             # scratch / PCORE: issue when the response queue has room for everything in flight
             issue.eq(~s_ddr & rq.readable & (queued < rsp_depth)
-                     & (head["skip"] | s_scr | (te.ready & ~te_wr))),
+                     & (head["skip"] | s_scr | te.rd_ready)),
             te_rd.eq(issue & s_pc & ~head["skip"]),
             scratch.wide_rd_adr.eq(head["word"]),
             rq.re.eq((bm.ack & s_ddr) | ddr_skip | issue),
@@ -338,18 +341,21 @@ class VectorPath(Module):
             bus.adr.eq(Mux(s_ddr, head["word"], w["word"])),
             bus.sel.eq(Mux(s_ddr, 0b1111, w["mask"][:4])),
             bus.dat_w.eq(w["data"][:32]),
-            te_wr.eq(d_pc & wfq.readable & te.ready),
+            te_wr.eq(d_pc & wfq.readable & te.wr_ready),
             scr_we.eq(d_scr & wfq.readable),
             wfq.re.eq((bm.ack & ~s_ddr) | te_wr | scr_we),
             scratch.wide_wr_adr.eq(w["word"]),
             scratch.wide_wr_dat.eq(w["data"]),
             scratch.wide_wr_be.eq(Mux(scr_we, w["mask"], 0)),
             self.wr_beat.eq(wfq.re),
-            # the te port: writes first, then reads
-            self.t_valid.eq(te_wr | te_rd),
-            self.t_we.eq(te_wr),
-            self.t_shared.eq(Mux(te_wr, dst.space == SPACE["PCORE_SHARED"], src.space == SPACE["PCORE_SHARED"])),
-            self.t_tag.eq(Mux(te_wr, w["word"], head["word"])),
+            # the te port: the source on the read channel, the destination on
+            # the write channel (PCORE to PCORE: both in the same clock)
+            self.t_rd_valid.eq(te_rd),
+            self.t_rd_shared.eq(src.space == SPACE["PCORE_SHARED"]),
+            self.t_rd_tag.eq(head["word"]),
+            self.t_wr_valid.eq(te_wr),
+            self.t_wr_shared.eq(dst.space == SPACE["PCORE_SHARED"]),
+            self.t_wr_tag.eq(w["word"]),
             self.t_wdata.eq(w["data"][:16 * vw]),
             self.t_wmask.eq(w["mask"][:vw]),
         ]

@@ -34,13 +34,14 @@ def run_bench(config=None, classic_bus=False):
 
 def format_report(rep):
     c = rep["config"]
+    kw = max([len("transfer")] + [len(r["kind"]) for r in rep["rows"]])
     lines = [f"TensorEngine transfers, NP={c['np']} NT={c['nt']} VW={c['vw']}, 32-bit DDR bus "
              f"({rep.get('bus', 'incremental bursts')}: LiteX wishbone.SRAM)",
-             f"{'transfer':<36} {'path':<7} {'elements':>8} {'clocks':>7} {'elem/clk':>8} {'peak':>5} {'of peak':>7} "
+             f"{'transfer':<{kw}} {'path':<7} {'elements':>8} {'clocks':>7} {'elem/clk':>8} {'peak':>5} {'of peak':>7} "
              f"{'target':>6}"]
     for r in rep["rows"]:
         ok = "ok" if r["of_peak"] >= r["target"] else "BELOW"
-        lines.append(f"{r['kind']:<36} {r.get('path', '?'):<7} {r['elements']:>8} {r['clocks']:>7} {r['per_clock']:>8.2f} {r['peak']:>5g} "
+        lines.append(f"{r['kind']:<{kw}} {r.get('path', '?'):<7} {r['elements']:>8} {r['clocks']:>7} {r['per_clock']:>8.2f} {r['peak']:>5g} "
                      f"{100 * r['of_peak']:>6.0f}% {100 * r['target']:>5.0f}% {ok}")
     return "\n".join(lines)
 

@@ -10,10 +10,12 @@ from cores.tensor_engine.engine import PCOREMap
 
 class PCOREMemoryModel(Module):
     """The PCORE array as the TensorEngine sees it: two process spaces of
-    private and shared vector memories (memories ``te_pm_<kind><process>``),
-    read data two clocks after the command, and a kernel model that keeps
-    ``busy[process]`` high for ``16 + (entry & 15)`` clocks (``te.ready`` low on
-    that process meanwhile)."""
+    private and shared vector memories (memories ``te_pm_<kind><process>``,
+    each with a read port for the read channel and a write port for the
+    write channel, both usable in the same clock), read data two clocks
+    after the read command, and a kernel model that keeps ``busy[process]``
+    high for ``16 + (entry & 15)`` clocks (``te.rd_ready``/``te.wr_ready``
+    low on that process meanwhile)."""
 
     def __init__(self, config):
         pm = PCOREMap(config)
@@ -31,30 +33,34 @@ class PCOREMemoryModel(Module):
         sbits = pm.lnp + pm.lsw - pm.lvw
         self.mems = {}
         rdatas = []
+
+        def adr(channel, shared):
+            """Word address in a memory of the model from te channel ``channel``."""
+            a, t, p = (getattr(te, f"{channel}_{n}") for n in ("addr", "thread", "pcore"))
+            pcore = p[:pm.lnp] if pm.lnp else C(0, 0)
+            if shared:
+                return Cat(a[:pm.lsw - pm.lvw], pcore)
+            return Cat(a[:pm.lpw - pm.lvw], t[:pm.lnt] if pm.lnt else C(0, 0), pcore)
         for process in range(2):
             for kind, depth in (("priv", 1 << pbits), ("shr", 1 << sbits)):
                 mem = Memory(16 * vw, depth, name=f"te_pm_{kind}{process}")
-                port = mem.get_port(write_capable=True, we_granularity=16)
-                self.specials += mem, port
+                rd = mem.get_port()
+                wr = mem.get_port(write_capable=True, we_granularity=16)
+                self.specials += mem, rd, wr
                 self.mems[(kind, process)] = mem
                 shared = kind == "shr"
                 hit = Signal()
-                self.comb += hit.eq(te.valid & te.ready & (te.process == process) & (te.shared == shared))
-                if shared:
-                    adr = Cat(te.addr[:pm.lsw - pm.lvw], te.pcore[:pm.lnp] if pm.lnp else C(0, 0))
-                else:
-                    adr = Cat(te.addr[:pm.lpw - pm.lvw], te.thread[:pm.lnt] if pm.lnt else C(0, 0),
-                              te.pcore[:pm.lnp] if pm.lnp else C(0, 0))
-                self.comb += [port.adr.eq(adr), port.dat_w.eq(te.wdata),
-                              port.we.eq(Mux(hit & te.we, te.wmask, 0))]
-                rdatas.append(((process, shared), port.dat_r))
+                self.comb += hit.eq(te.wr_valid & te.wr_ready & (te.wr_process == process) & (te.wr_shared == shared))
+                self.comb += [rd.adr.eq(adr("rd", shared)), wr.adr.eq(adr("wr", shared)), wr.dat_w.eq(te.wdata),
+                              wr.we.eq(Mux(hit, te.wmask, 0))]
+                rdatas.append(((process, shared), rd.dat_r))
 
         sel = Signal(2)
         rd1 = Signal()
         out = Signal(16 * vw)
         self.sync += [
-            sel.eq(Cat(te.shared, te.process)),
-            rd1.eq(te.valid & te.ready & ~te.we),
+            sel.eq(Cat(te.rd_shared, te.rd_process)),
+            rd1.eq(te.rd_valid & te.rd_ready),
             te.rvalid.eq(rd1),
             te.rdata.eq(out),
         ]
@@ -66,7 +72,8 @@ class PCOREMemoryModel(Module):
         self.comb += [
             self.start_ready.eq(~running),
             self.busy.eq(Mux(running, Mux(proc, 0b10, 0b01), 0)),
-            te.ready.eq(~Mux(te.process, self.busy[1], self.busy[0])),
+            te.rd_ready.eq(~Mux(te.rd_process, self.busy[1], self.busy[0])),
+            te.wr_ready.eq(~Mux(te.wr_process, self.busy[1], self.busy[0])),
         ]
         self.sync += [
             If(self.start_valid & self.start_ready,

@@ -4,9 +4,13 @@
 A MAC kernel (sw/pcore/kernels/stream.pcore, long enough to overlap) runs
 on both process spaces: inputs DDR -> PCORE private (vector path) and shared
 (broadcast to every PCORE, element path), EXE_LOCKSTEP, results PCORE -> DDR,
-with the transfers of one process space overlapping the kernel of the other.  DDR must equal the reference executor whose EXE runs the PCORE ISS,
-and the results the numpy reference; the LOG trace shows the overlap.
-Run by tests/test_te_engine.py."""
+with the transfers of one process space overlapping the kernel of the other.
+Then PCORE-to-PCORE copies on the vector path (private of PCORE 0 to private
+of PCORE 1, private to shared) and back to DDR: each copy a vector word per
+clock through the array's separate read and write channels.  DDR must equal
+the reference executor whose EXE runs the PCORE ISS, and the results the
+numpy reference; the LOG trace shows the overlap.  Run by
+tests/test_te_engine.py."""
 
 import numpy as np
 
@@ -89,11 +93,27 @@ async def kernels_on_both_process_spaces(dut):
     def unload(p):
         return [isa.Transfer(dst=_ddr(results[p], total), src=_pcore_var(config, out), process=p)]
 
+    # PCORE to PCORE on process 1, after its results left: n elements from DDR
+    # into PCORE 0, copied to PCORE 1, from there into PCORE 0's shared memory,
+    # and back to DDR.
+    per_pcore = config.nt * config.pcore_private_words
+    n = min(per_pcore, config.pcore_shared_words, 256)
+    copied = 6 * 2 * total
+    assert config.np > 1 and copied + 2 * n <= DDR_BYTES
+
+    def contiguous(space, base):
+        return isa.Side(space=SP[space], dtype=INT16, base=base, check_mask=0,
+                        levels=[isa.Level(count=n, step=1 if space != "DDR" else 2, bound=n)])
+    copies = [isa.Transfer(dst=contiguous("PCORE_PRIVATE", 0), src=contiguous("DDR", 0), process=1),
+              isa.Transfer(dst=contiguous("PCORE_PRIVATE", per_pcore), src=contiguous("PCORE_PRIVATE", 0), process=1),
+              isa.Transfer(dst=contiguous("PCORE_SHARED", 0), src=contiguous("PCORE_PRIVATE", per_pcore), process=1),
+              isa.Transfer(dst=contiguous("DDR", copied), src=contiguous("PCORE_SHARED", 0), process=1)]
+
     program = ([isa.Log(on=1)] + load(0) + [isa.Exe(func=func, process=0)]
                + load(1)                                  # overlaps the kernel on process 0
                + [isa.Exe(func=func, process=1)]          # starts when the array is free
                + unload(0)                                # overlaps the kernel on process 1
-               + unload(1) + [isa.Log(on=0)])
+               + unload(1) + copies + [isa.Log(on=0)])
     machine.run(program)
     await bench.run([w for i in program for w in isa.encode(i)])
 
@@ -113,4 +133,13 @@ async def kernels_on_both_process_spaces(dut):
     overlap = [(r.process, r.busy) for r in starts if r.busy & (1 << (1 - r.process))]
     assert (1, 0b01) in overlap and (0, 0b10) in overlap, \
         f"no transfer overlapped the other process space's kernel: {[(r.process, r.busy) for r in starts]}"
+    # The PCORE-to-PCORE copies: vector path, a word per clock (one port
+    # command per clock would take two clocks per word); 12 clocks of fill.
+    xfers = [r for r in records if r.name in ("XFER_START", "XFER_END")]
+    words = n // config.vw
+    for k, what in enumerate(("private <= private", "shared <= private")):
+        start, end = xfers[-6 + 2 * k], xfers[-5 + 2 * k]
+        assert start.vector, f"PCORE {what}: not on the vector path"
+        dut._log.info(f"PCORE {what}: {words} words in {end.ts - start.ts} clocks")
+        assert end.ts - start.ts <= words + 12, f"PCORE {what}: {words} words took {end.ts - start.ts} clocks"
     dut._log.info("activity report:\n" + te_trace.text(records))

@@ -22,15 +22,30 @@ def _contig(space, dtype, base, n):
                     levels=[isa.Level(count=n, step=es, bound=n)])
 
 
+def pairs(config, n):
+    """(src, src base, dst, dst base, label) of the bench's transfers of ``n``
+    elements: DDR, scratch-pad and PCORE memories in both directions, and
+    PCORE to PCORE within one PCORE and from PCORE 0 to PCORE 1."""
+    out = [(s, 0, d, 0 if d != "DDR" else DDR_BYTES // 2, "") for s, d in (
+        ("DDR", "SCRATCH"), ("SCRATCH", "DDR"), ("DDR", "PCORE_PRIVATE"), ("PCORE_PRIVATE", "DDR"),
+        ("SCRATCH", "PCORE_PRIVATE"), ("PCORE_PRIVATE", "SCRATCH"),
+        ("PCORE_PRIVATE", "PCORE_SHARED"), ("PCORE_SHARED", "PCORE_PRIVATE"))]
+    per_pcore = config.nt * config.pcore_private_words        # private elements of one PCORE
+    if 2 * n <= per_pcore:
+        out.append(("PCORE_PRIVATE", 0, "PCORE_PRIVATE", n, " (same PCORE)"))
+    if config.np > 1 and n <= per_pcore:
+        out.append(("PCORE_PRIVATE", 0, "PCORE_PRIVATE", per_pcore, " (other PCORE)"))
+    if config.np > 1 and n <= config.pcore_shared_words:
+        out.append(("PCORE_SHARED", 0, "PCORE_SHARED", config.pcore_shared_words, " (other PCORE)"))
+    return out
+
+
 def kinds(config):
     n = min(2048, config.np * config.nt * config.pcore_private_words // 2, config.scratch_size // 4)
     out = []
     for dt in ("INT16", "UINT8"):
-        for src, dst in (("DDR", "SCRATCH"), ("SCRATCH", "DDR"), ("DDR", "PCORE_PRIVATE"), ("PCORE_PRIVATE", "DDR"),
-                         ("SCRATCH", "PCORE_PRIVATE"), ("PCORE_PRIVATE", "SCRATCH"),
-                         ("PCORE_PRIVATE", "PCORE_SHARED"), ("PCORE_SHARED", "PCORE_PRIVATE")):
-            t = isa.Transfer(dst=_contig(dst, dt, 0 if dst != "DDR" else DDR_BYTES // 2, n),
-                             src=_contig(src, dt, 0, n))
+        for src, sbase, dst, dbase, label in pairs(config, n):
+            t = isa.Transfer(dst=_contig(dst, dt, dbase, n), src=_contig(src, dt, sbase, n))
             es = isa.element_bytes(isa.space("DDR"), isa.dtype(dt))
             if "DDR" in (src, dst):
                 peak = BUS_BYTES / es
@@ -38,7 +53,8 @@ def kinds(config):
             else:
                 peak = config.vw
                 target = 0.9
-            out.append({"kind": f"{dst} <= {src} {dt}", "elements": n, "transfer": t, "peak": peak, "target": target})
+            out.append({"kind": f"{dst} <= {src} {dt}{label}", "elements": n, "transfer": t, "peak": peak,
+                        "target": target})
     return out
 
 
