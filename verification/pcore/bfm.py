@@ -3,7 +3,8 @@
 Owns the pins of ``pcore_array_top`` (verification/pcore/build.py): the
 TensorEngine data port, kernel start, instruction-memory write port and the
 MCORE's Wishbone slave.  Each method drives one transaction type at the rate
-the hardware allows (one vector per clock on the TensorEngine port).
+the hardware allows (one vector per clock on each channel of the TensorEngine
+port).
 """
 
 import numpy as np
@@ -13,6 +14,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 import cocotb
 
 from cores.pcore import isa
+from cores.pcore.pcore import TEPort
 from cores.pcore.soc import REG
 
 
@@ -41,10 +43,10 @@ class PcoreArrayBFM:
     async def start(self):
         cocotb.start_soon(Clock(self.clk, 10, unit="ns").start())
         d = self.dut
-        for s in (d.te_valid, d.te_we, d.te_process, d.te_shared, d.te_pcore, d.te_thread, d.te_addr,
-                  d.te_wdata, d.te_wmask, d.te_start_valid, d.te_start_func, d.te_start_process,
+        for s in [getattr(d, f"te_{n}") for n in TEPort.OUT] + [
+                  d.te_start_valid, d.te_start_func, d.te_start_process,
                   d.te_imem_we, d.te_imem_adr, d.te_imem_dat_w, d.wb_cyc, d.wb_stb, d.wb_we,
-                  d.wb_adr, d.wb_dat_w, d.wb_sel):
+                  d.wb_adr, d.wb_dat_w, d.wb_sel]:
             s.value = 0
         d.sys_rst.value = 1
         for _ in range(3):
@@ -57,40 +59,47 @@ class PcoreArrayBFM:
 
     # -- TensorEngine data port ------------------------------------------------------
     async def te_transfer(self, cmds):
-        """Issue commands ``(we, process, shared, pcore, thread, addr, lanes, mask)``
-        back to back; returns the read data (lists of lanes) in command order
-        and the number of clocks taken."""
+        """Issue commands ``(we, process, shared, pcore, thread, addr, lanes, mask)``:
+        the reads back to back on the read channel and, in the same clocks, the
+        writes back to back on the write channel; returns the read data (lists
+        of lanes) in read order and the number of clocks taken."""
         d = self.dut
         vw = self.config.vw
+        rd = [c for c in cmds if not c[0]]
+        wr = [c for c in cmds if c[0]]
         reads = []
-        expected_reads = sum(1 for c in cmds if not c[0])
-        i = clocks = 0
-        while i < len(cmds) or len(reads) < expected_reads:
-            if i < len(cmds):
-                we, proc, shared, pcore, thread, addr, lanes, mask = cmds[i]
-                d.te_valid.value = 1
-                d.te_we.value = int(we)
-                d.te_process.value = proc
-                d.te_shared.value = int(shared)
-                d.te_pcore.value = pcore
-                d.te_thread.value = thread
-                d.te_addr.value = addr
-                d.te_wdata.value = pack(lanes) if we else 0
-                d.te_wmask.value = mask if we else 0
-            else:
-                d.te_valid.value = 0
+        i = j = clocks = 0
+        while i < len(rd) or j < len(wr) or len(reads) < len(rd):
+            self._te_command("rd", rd[i] if i < len(rd) else None)
+            self._te_command("wr", wr[j] if j < len(wr) else None)
             await ReadOnly()
             if int(d.te_rvalid.value):
                 reads.append(unpack(int(d.te_rdata.value), vw))
-            accepted = i < len(cmds) and int(d.te_ready.value)
+            rd_taken = i < len(rd) and int(d.te_rd_ready.value)
+            wr_taken = j < len(wr) and int(d.te_wr_ready.value)
             await RisingEdge(self.clk)
             clocks += 1
-            if accepted:
-                i += 1
+            i += rd_taken
+            j += wr_taken
             if clocks > 20 * len(cmds) + 1000:
                 raise TimeoutError("TensorEngine port stalled")
-        d.te_valid.value = 0
+        self._te_command("rd", None)
+        self._te_command("wr", None)
         return reads, clocks
+
+    def _te_command(self, channel, cmd):
+        """Drive TensorEngine channel ``channel`` ("rd"/"wr") with ``cmd`` (None: idle)."""
+        d = self.dut
+        if cmd is None:
+            getattr(d, f"te_{channel}_valid").value = 0
+            return
+        we, proc, shared, pcore, thread, addr, lanes, mask = cmd
+        for n, v in (("valid", 1), ("process", proc), ("shared", int(shared)), ("pcore", pcore),
+                     ("thread", thread), ("addr", addr)):
+            getattr(d, f"te_{channel}_{n}").value = v
+        if we:
+            d.te_wdata.value = pack(lanes)
+            d.te_wmask.value = mask
 
     async def write_private(self, process, image):
         """image: (NP, NT, private_words) -> the whole private space of ``process``."""

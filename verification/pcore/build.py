@@ -11,6 +11,7 @@ from pathlib import Path
 from migen.fhdl import verilog
 
 from cores.pcore.lane import generate_verilog
+from cores.pcore.pcore import TEPort
 from cores.pcore.soc import PCOREArray
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,8 +22,7 @@ def _ios(array):
     te = array.te
     bus = array.bus
     sigs = {bus.adr, bus.dat_w, bus.dat_r, bus.sel, bus.cyc, bus.stb, bus.ack, bus.we,
-            te.valid, te.ready, te.we, te.process, te.shared, te.pcore, te.thread, te.addr,
-            te.wdata, te.wmask, te.rvalid, te.rdata, array.busy,
+            *(getattr(te, n) for n in TEPort.OUT + TEPort.IN), array.busy,
             array.te_start_valid, array.te_start_ready, array.te_start_func, array.te_start_process,
             array.te_imem_we, array.te_imem_adr, array.te_imem_dat_w}
     return sigs
@@ -30,8 +30,7 @@ def _ios(array):
 
 def _name_ports(array):
     te = array.te
-    for n in ("valid", "ready", "we", "process", "shared", "pcore", "thread", "addr",
-              "wdata", "wmask", "rvalid", "rdata"):
+    for n in TEPort.OUT + TEPort.IN:
         getattr(te, n).name_override = f"te_{n}"
     for n in ("adr", "dat_w", "dat_r", "sel", "cyc", "stb", "ack", "we"):
         getattr(array.bus, n).name_override = f"wb_{n}"

@@ -139,7 +139,8 @@ async def test_lockstep_limits(dut):
 @cocotb.test()
 async def test_process_spaces(dut):
     """While a kernel runs on one process space the TensorEngine moves data in
-    the other (masked writes, read-back) and is held off the busy one."""
+    the other (masked writes and reads in the same clocks, read-back) and is
+    held off the busy one on both channels."""
     bfm = await _setup(dut)
     c = bfm.config
     d = dut
@@ -155,21 +156,30 @@ async def test_process_spaces(dut):
     await bfm.write_private(1, priv1)
     await bfm.write_shared(1, shr1)
     await bfm.te_start(isa.function_word(wl.entry), 0)
-    # The busy process space refuses commands.
-    d.te_valid.value = 1
-    d.te_we.value = 0
-    d.te_process.value = 0
+    # The busy process space refuses commands on both channels (a refused
+    # write to its shared memory would corrupt the kernel's operands).
+    for ch in ("rd", "wr"):
+        getattr(d, f"te_{ch}_valid").value = 1
+        getattr(d, f"te_{ch}_process").value = 0
+        getattr(d, f"te_{ch}_shared").value = 1
+        getattr(d, f"te_{ch}_addr").value = 0
+    d.te_wdata.value = (1 << (16 * c.vw)) - 1
+    d.te_wmask.value = (1 << c.vw) - 1
     await ReadOnly()
-    assert int(d.busy.value) == 1 and int(d.te_ready.value) == 0
+    assert int(d.busy.value) == 1 and int(d.te_rd_ready.value) == 0 and int(d.te_wr_ready.value) == 0
     await RisingEdge(bfm.clk)
-    d.te_valid.value = 0
+    d.te_rd_valid.value = 0
+    d.te_wr_valid.value = 0
+    # Writes to the lower half of every memory of process 1, reads of the
+    # upper half in the same clocks.
     cmds = []
+    expected = []
     vw = c.vw
     for _ in range(300):
         shared = int(rng.integers(0, 2))
         p, t = int(rng.integers(0, c.np)), int(rng.integers(0, c.nt))
         words = (c.pcore_shared_words if shared else c.pcore_private_words) // vw
-        a = int(rng.integers(0, words))
+        a = int(rng.integers(0, words // 2))
         lanes = rng.integers(-32768, 32768, size=vw, dtype=np.int64)
         mask = int(rng.integers(0, 1 << vw))
         cmds.append((1, 1, shared, p, t, a, lanes, mask))
@@ -177,12 +187,18 @@ async def test_process_spaces(dut):
         for i in range(vw):
             if mask >> i & 1:
                 target[i] = lanes[i]
-    _, clocks = await bfm.te_transfer(cmds)
-    d.te_valid.value = 0
+        shared = int(rng.integers(0, 2))
+        p, t = int(rng.integers(0, c.np)), int(rng.integers(0, c.nt))
+        words = (c.pcore_shared_words if shared else c.pcore_private_words) // vw
+        a = int(rng.integers(words // 2, words))
+        cmds.append((0, 1, shared, p, t, a, None, 0))
+        expected.append(list(shr1[p, a * vw:(a + 1) * vw] if shared else priv1[p, t, a * vw:(a + 1) * vw]))
+    reads, clocks = await bfm.te_transfer(cmds)
     await ReadOnly()
     still_busy = int(d.busy.value)
     await RisingEdge(bfm.clk)
-    assert clocks <= len(cmds) + 4, f"{len(cmds)} writes took {clocks} clocks"
+    assert clocks <= len(cmds) // 2 + 4, f"{len(cmds) // 2} writes and reads took {clocks} clocks"
+    assert reads == expected, "reads during the writes differ from the memory contents"
     assert still_busy, "the kernel finished before the overlapped transfer: test proves nothing"
     await bfm.wait_idle()
     assert np.array_equal(await bfm.read_private(1), priv1)
