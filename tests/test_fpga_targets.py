@@ -81,14 +81,14 @@ def _pins_of(platform, resource):
 
 def test_board_configurations():
     """The configurations docs/fpga.md documents: the 85F carries the largest
-    accelerator that fits (2 x 8 x 8, in sys), with the simulation's PCORE
+    accelerator that routes and meets timing (1 x 8 x 4, in sys), with the simulation's PCORE
     memory sizes; the docs' configuration table is the generated one."""
     from soc.bitstream import config_table_markdown
     from soc.config import DEFAULT
     ulx3s = get("ulx3s")
     c = ulx3s.config
-    assert (c.accelerator, c.np, c.nt, c.vw) == (1, 2, 8, 8)
-    assert c.peak_macs_per_clock == 16 and ulx3s.accel_clk_freq is None
+    assert (c.accelerator, c.np, c.nt, c.vw) == (1, 1, 8, 4)
+    assert c.peak_macs_per_clock == 4 and ulx3s.accel_clk_freq is None
     assert (c.pcore_private_words, c.pcore_shared_words) == (DEFAULT.pcore_private_words,
                                                              DEFAULT.pcore_shared_words)
     for t in TARGETS.values():
