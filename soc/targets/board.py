@@ -13,6 +13,14 @@ from soc.config import SoCConfig
 
 # The host protocol's fastest SCLK (inference-engine datasheet: 20 ns cycle).
 HOST_SCLK_MAX_FREQ = 50_000_000
+# The SoC clock must be at least 2/3 of SCLK for QPI (1/2 for SPI): measured
+# by `tsoc bench host` (docs/host_port.md, "Clock ratio").
+HOST_SCLK_PER_SYS = 1.5
+
+
+def host_sclk_max(sys_clk_freq):
+    """The fastest SCLK a host may use with a SoC clocked at ``sys_clk_freq``."""
+    return min(HOST_SCLK_MAX_FREQ, int(sys_clk_freq * HOST_SCLK_PER_SYS))
 
 
 class TargetError(ValueError):
