@@ -38,6 +38,12 @@ class TEPort:
     OUT = tuple("rd_" + n for n in CHANNEL) + tuple("wr_" + n for n in CHANNEL) + ("wdata", "wmask")
     IN = ("rd_ready", "wr_ready", "rvalid", "rdata")
 
+    def connect(self, array_port):
+        """Statements joining this (the TensorEngine's) port to ``array_port``
+        (a PCORE array's, or a model of it)."""
+        return ([getattr(array_port, n).eq(getattr(self, n)) for n in self.OUT]
+                + [getattr(self, n).eq(getattr(array_port, n)) for n in self.IN])
+
     def __init__(self, np, nt, vw, addr_bits):
         # Read channel.
         self.rd_valid = Signal()

@@ -9,7 +9,6 @@ from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRField
 
 from sw.mcore import isa
-from cores.pcore.pcore import TEPort
 from cores.tensor_engine.engine import TensorEngineCore
 
 
@@ -73,9 +72,7 @@ class TensorEngine(LiteXModule):
 
 def connect_pcore_array(te_engine, array):
     """Statements wiring the engine's PCORE-facing ports to a PCOREArray."""
-    te, ta = te_engine.te, array.te
-    return ([getattr(ta, n).eq(getattr(te, n)) for n in TEPort.OUT]
-            + [getattr(te, n).eq(getattr(ta, n)) for n in TEPort.IN]
+    return (te_engine.te.connect(array.te)
             + [array.te_start_valid.eq(te_engine.start_valid), te_engine.start_ready.eq(array.te_start_ready),
                array.te_start_func.eq(te_engine.start_func), array.te_start_process.eq(te_engine.start_process),
                te_engine.busy.eq(array.busy)])

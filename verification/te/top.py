@@ -12,7 +12,6 @@ from migen.fhdl import verilog
 
 from litex.soc.interconnect import wishbone
 
-from cores.pcore.pcore import TEPort
 from cores.tensor_engine.engine import TensorEngineCore
 from verification.te.models import PCOREMemoryModel
 
@@ -43,9 +42,7 @@ class TETop(Module):
             self.submodules.array = a = PCOREArrayCore(config, IMEM_WORDS)
         else:
             self.submodules.array = a = PCOREMemoryModel(config)
-        te, ta = e.te, a.te
-        self.comb += [getattr(ta, n).eq(getattr(te, n)) for n in TEPort.OUT]
-        self.comb += [getattr(te, n).eq(getattr(ta, n)) for n in TEPort.IN]
+        self.comb += e.te.connect(a.te)
         self.comb += [a.start_valid.eq(e.start_valid), e.start_ready.eq(a.start_ready),
                       a.start_func.eq(e.start_func), a.start_process.eq(e.start_process), e.busy.eq(a.busy)]
         self.ios = set()
