@@ -31,6 +31,7 @@ dimension a level of its own, where a hand-written instruction need not):
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from soc.config import SoCConfig
@@ -193,17 +194,53 @@ def test_maxpool_program():
 
 
 def test_lin_program():
-    """256 -> 8 with tanh: the tanh table to stream program 0, the arranged image to PCORE 0 from
-    DDR (one copy only), one column on one thread, the store through PROC(0)."""
+    """256 -> 8 with batch norm and tanh on one column: the linear kernel (a thread per block of 8
+    outputs holding its weight rows, the column in the shared memory), K cut into 8 tiles of 32
+    alternating between the process spaces, the partial sum in the accumulator: the tanh table to
+    stream program 0; per tile the thread's arranged weights [k][lane] and the column's 32 inputs,
+    then first (tile 0) or mid; the epilogue vectors (bias, scale, offset) with the last tile, then
+    finish; the store through PROC(0)."""
     ops, at, table, data, progs = _cnn(True)
     op = ops["lin"]
-    image = -(-(-(-data.base // 16) * 16 + 2 * (2 * 72 * 8 + 3 * 16)) // 16) * 16     # after the conv's
-    n_image = 256 * 8 + 3 * 8
-    expected = [xfer(side(SPU, 0, [lv(64, 1)]), side(DDR, table, [lv(64, 2)])),
-                copy(SHARED, 0, DDR, image, n_image, 0),
-                xfer(side(PRIVATE, 0, [lv(256, 1), lv(1, 512)]), side(DDR, at[op.b], [lv(256, 2), lv(1, 512)])),
-                None, store(at[op.res], 256, 8, 0, 1, 0, tanh=True), isa.Callback(tag=op.layer, parm=0)]
-    _check(progs["lin"], expected, [(0, 1, 1)])
+    blob = bytes(data.data)
+
+    def blob_at(values):
+        raw = np.asarray(values).astype("<i2").tobytes()
+        off = blob.find(raw)
+        assert off >= 0 and (data.base + off) % 16 == 0
+        return data.base + off
+
+    w = accel._Gen.constant(op.a).reshape(8, 256)                       # [lane][input]
+    bn = accel._Gen.constant(op.batch)
+    epi = np.concatenate([accel._Gen.constant(op.bias)[:8], bn[:8], bn[8:16]])
+    expected = [xfer(side(SPU, 0, [lv(64, 1)]), side(DDR, table, [lv(64, 2)]))]
+    exes = []
+    for k in range(8):
+        p = k % 2
+        expected += [copy(PRIVATE, 0, DDR, blob_at(w[:, 32 * k:32 * k + 32].T), 256, p),
+                     xfer(side(SHARED, 0, [lv(32, 1), lv(1, 4096)], bcast=0b10), side(DDR, at[op.b] + 64 * k,
+                                                                                       [lv(32, 2)]), p)]
+        if k == 7:
+            expected.append(copy(PRIVATE, 264, DDR, blob_at(epi), 24, p))
+        expected += [None] * (2 if k == 7 else 1)
+        exes += [(p, 1, 1)] * (2 if k == 7 else 1)
+    expected += [xfer(side(DDR, at[op.res], [lv(8, 2)]), side(PRIVATE, 256, [lv(8, 1)]), 1, proc_en=1),
+                 isa.Callback(tag=op.layer, parm=0)]
+    prog = progs["lin"]
+    _check(prog, expected, exes)
+    funcs = [i.addr for i in prog.instrs if isinstance(i, isa.Exe)]
+    assert funcs[0] != funcs[1] and len(set(funcs[1:-1])) == 1 and funcs[-1] not in funcs[:-1]   # first, mid, finish
+    assert prog.tiling == "1 pass(es) of <= 32, 8 K tiles (1 row(s) x 32 input(s))"
+
+
+def _tiled_models():
+    """Models of tests/test_model_tiling.py that need the tile functions (channel tiles of a tanh
+    conv and of a maxpool), with their configurations."""
+    import test_model_tiling as T
+    small = SoCConfig().with_overrides(**T.SMALL)
+    return [(small, parse_model(T.conv_model(C=8, CO=32, act="NLIN_F_TANH"), file="t.yaml", config=small)),
+            (SoCConfig().with_overrides(pcore_private_words=128),
+             parse_model(T.maxpool_model(C=32), file="m.yaml", config=SoCConfig().with_overrides(pcore_private_words=128)))]
 
 
 def test_every_program_function_is_used():
@@ -217,12 +254,13 @@ def test_every_program_function_is_used():
         return orig(self, func, *a, **k)
 
     cfg = SoCConfig()
+    models = [(cfg, m) for _n, m in _models()] + _tiled_models()
     try:
         accel.Source.compile = spy
-        for _name, model in _models():
+        for mcfg, model in models:
             offsets, table = _place(model)
             for data in (accel.DataBlob(table + 128), None):
-                accel.plan(model, cfg, lambda t: offsets[t], tanh_table_addr=table, data=data)
+                accel.plan(model, mcfg, lambda t: offsets[t], tanh_table_addr=table, data=data)
     finally:
         accel.Source.compile = orig
     defined = {(p.name, f) for p in accel.PROGRAMS.glob("*.c") for f in accel.Source(p).funcs}
@@ -244,6 +282,7 @@ KERNEL_DEFINES = {        # a kernel instance per variant the functions need (sh
     "convolution": [dict(KH=3, KW=3, CIN=8, COUT=16, NPIX=1, FRAC=8, BIAS=1, BN=1, RELU=1, TSH=0),
                     dict(KH=1, KW=1, CIN=8, COUT=16, NPIX=1, FRAC=8, BIAS=2, BN=0, RELU=0, TSH=0)],
     "maxpool": [dict(KK=4, C=16, NPIX=1)],
+    "linear": [dict(NIN=32, OB=1, NB=1, FRAC=8, BIAS=1, BN=1, RELU=0, TSH=5)],
 }
 
 

@@ -61,9 +61,11 @@ class LayerProgram:
     kind: str
     code: list                    # PCORE instruction words, loaded at address 0
     instrs: list                  # sw.mcore.isa instruction objects (last: CALLBACK)
-    macs: int                     # useful multiply-accumulates
-    passes: int
+    macs: int                     # useful multiply-accumulates (the op's own)
+    passes: int                   # kernel calls (steps)
     kernel: str = ""              # kernel and its defines, for listings
+    tiling: str = ""              # how the op is cut (Tiling.describe())
+    padded_macs: int = 0          # lane MACs the kernels execute (idle lanes and threads included)
     notes: list = field(default_factory=list)
 
     @property
@@ -73,24 +75,47 @@ class LayerProgram:
             w += isa.encode(i)
         return w
 
+    @property
+    def ddr_bytes(self):
+        """Bytes the program moves between main RAM (DDR) and the engine:
+        every element of a transfer that reads or writes DDR (weights each
+        time they are sent, patches, results)."""
+        n = 0
+        for i in self.instrs:
+            if isinstance(i, isa.Transfer):
+                for side in (i.src, i.dst):
+                    if side.space == DDR:
+                        cnt = 1
+                        for lv in i.dst.levels:          # every element written is read
+                            cnt *= lv.count
+                        n += cnt * isa.element_bytes(DDR, side.dtype)
+        return n
+
 
 class DataBlob:
     """Constants the compiler arranges for the PCOREs (a kernel's shared-memory
     image: weights in the kernel's coef order, then bias/scale/offset), stored
     in the accelerator section after its header so that each reaches the
     PCOREs as one contiguous transfer.  ``base``: bus address of the first
-    byte.  Every piece starts on an ``ALIGN``-byte bus address."""
+    byte.  Every piece starts on an ``ALIGN``-byte bus address.  A piece
+    equal to one already added is stored once (the same weights used by
+    several ops or inference sequences)."""
     ALIGN = 16
 
     def __init__(self, base):
         self.base = base
         self.data = bytearray(-base % self.ALIGN)
+        self._seen = {}
 
     def add(self, values):
-        """Append int16 ``values``; returns their bus address."""
+        """Append int16 ``values`` (unless already there); returns their bus address."""
+        raw = np.asarray(values, dtype="<i2").tobytes()
+        if raw in self._seen:
+            return self._seen[raw]
         self.data += bytes(-len(self.data) % self.ALIGN)
         addr = self.base + len(self.data)
-        self.data += np.asarray(values, dtype="<i2").tobytes()
+        self.data += raw
+        self._seen[raw] = addr
         return addr
 
     def bytes(self):
@@ -146,6 +171,153 @@ def source(name):
     return Source(PROGRAMS / f"{name}.c")
 
 
+# -- tiling: decided here, once (docs/models.md, "Tiling") ---------------------
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@dataclass
+class Tiling:
+    """How one op is cut into kernel calls (steps).
+
+    ``kernel``: ``convolution`` (conv, and lin with more than one column:
+    a thread per output pixel / column), ``linear`` (lin with one column:
+    a thread per block of VW outputs) or ``maxpool``.  ``units``: output
+    pixels / columns / blocks, taken ``per_pass`` (NP x NT) at a time;
+    ``c_tile``: output channels per tile (maxpool: channels); ``k_tiles``:
+    the K tiles as (ky0, ky1, c0, c1), inclusive (one tile: K is not cut;
+    for lin c is the input index)."""
+    kernel: str
+    units: int
+    per_pass: int
+    channels: int
+    c_tile: int
+    k_tiles: list
+
+    @property
+    def n_passes(self):
+        return -(-self.units // self.per_pass)
+
+    @property
+    def n_c_tiles(self):
+        return self.channels // self.c_tile
+
+    @property
+    def k_tiled(self):
+        return len(self.k_tiles) > 1
+
+    @property
+    def k_tile(self):
+        ky0, ky1, c0, c1 = self.k_tiles[0]
+        return ky1 - ky0 + 1, c1 - c0 + 1
+
+    def describe(self):
+        parts = [f"{self.n_passes} pass(es) of <= {self.per_pass}"]
+        if self.n_c_tiles > 1:
+            parts.append(f"{self.n_c_tiles} channel tiles of {self.c_tile}")
+        if self.k_tiled:
+            r, c = self.k_tile
+            parts.append(f"{len(self.k_tiles)} K tiles ({r} row(s) x {c} input(s))")
+        return ", ".join(parts)
+
+
+def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
+    """The convolution kernel's tiling of a conv (lin: KH = KW = 1, C = n_in)
+    with P output pixels.  Private words per thread: the patch (K tile) +
+    COUT outputs (+ COUT biases when ``bias`` == 2); shared words per PCORE:
+    coef[GT][KT][VW] + the epilogue vectors.  Cost model (docs/models.md):
+    each output-channel tile re-sends every patch, each K tile costs a
+    kernel call and the weights of its group once per pass, so the largest
+    tiles that fit are the cheapest: the most output channels with K whole,
+    else K cut along input channels (then kernel rows) with one group of VW
+    outputs per kernel, its partial sum in the accumulator."""
+    vw, PW, SW = config.vw, config.pcore_private_words, config.pcore_shared_words
+    T = config.np * config.nt
+
+    def fits(kt, gt):
+        ct = gt * vw
+        private = kt + ct + (ct if bias == 2 else 0)
+        shared = gt * kt * vw + (ct if bias == 1 else 0) + (2 * ct if bn else 0)
+        return private <= PW and shared <= SW
+
+    K = KH * KW * C
+    gts = [g for g in _divisors(CO // vw) if fits(K, g)]
+    if gts:
+        return Tiling("convolution", P, T, CO, max(gts) * vw, [(0, KH - 1, 0, C - 1)])
+    best = max(((rt * KW * ct, rt, ct) for rt in _divisors(KH) for ct in _divisors(C) if fits(rt * KW * ct, 1)),
+               default=None)
+    if best is None:
+        raise NoProgram(f"one kernel row ({KW} taps of one input channel) and {vw} outputs take more than a "
+                        f"thread's {PW} private or a PCORE's {SW} shared words")
+    _, rt, ct = best
+    tiles = [(ky, ky + rt - 1, c, c + ct - 1) for ky in range(0, KH, rt) for c in range(0, C, ct)]
+    return Tiling("convolution", P, T, CO, vw, tiles)
+
+
+def tile_linear(config, NI, NO, bias, bn):
+    """The linear kernel's tiling of a batch-1 lin: a thread per block of VW
+    outputs holding KT x VW weights + VW outputs + its epilogue vectors;
+    the input tile (KT words) in the shared memory.  The largest KT (a
+    divisor of NI) that fits: fewest kernel calls."""
+    vw, PW, SW = config.vw, config.pcore_private_words, config.pcore_shared_words
+    epi = vw * (int(bias) + 2 * int(bn))
+    kt_max = min((PW - vw - epi) // vw, SW)
+    kts = [d for d in _divisors(NI) if d <= kt_max]
+    if not kts:
+        raise NoProgram(f"{vw} weights, the outputs and the epilogue of one block take more than a "
+                        f"thread's {PW} private words")
+    kt = max(kts)
+    return Tiling("linear", NO // vw, config.np * config.nt, NO, NO, [(0, 0, k, k + kt - 1) for k in range(0, NI, kt)])
+
+
+def tile_maxpool(config, KK, C, P):
+    """Maxpool: a thread per output pixel holds its window (KK x CT) and CT
+    outputs; CT the most channels (a multiple of VW dividing C) that fit."""
+    vw, PW = config.vw, config.pcore_private_words
+    cts = [g * vw for g in _divisors(C // vw) if KK * g * vw + g * vw <= PW]
+    if not cts:
+        raise NoProgram(f"a window of {KK} taps x {vw} channels takes {KK * vw + vw} private words, "
+                        f"a thread has {PW}")
+    return Tiling("maxpool", P, config.np * config.nt, C, max(cts), [None])
+
+
+@dataclass
+class Step:
+    """One kernel call of a program: its shared constants (``shared``: a key
+    and a function of the process space giving their transfers, or None),
+    its loads, its kernel function(s) and, if it completes outputs, their
+    store."""
+    n: int
+    loads: object
+    exes: list
+    shared: tuple = None
+    store: object = None
+
+
+def schedule(steps, prologue, exe):
+    """Double-buffered: step i on process space i % 2.  Its shared constants
+    when that space does not hold them yet, its loads, its kernels, then the
+    store of the step before: while kernel i runs, the engine stores step
+    i-1 and loads step i+1 (a transfer waits only for a kernel of its own
+    process space).  The accumulator is common to both spaces, so the
+    K tiles of a dot product can alternate."""
+    instrs = list(prologue)
+    held = [None, None]
+    pending = []
+    for i, st in enumerate(steps):
+        p = i % 2
+        if st.shared is not None and held[p] != st.shared[0]:
+            instrs += st.shared[1](p)
+            held[p] = st.shared[0]
+        instrs += st.loads(p)
+        for f in st.exes:
+            instrs += exe(f, p, st.n)
+        instrs += pending
+        pending = st.store(p) if st.store else []
+    return instrs + pending
+
+
 class _Gen:
     def __init__(self, config, address, frac, tanh_table, data=None):
         self.c = config
@@ -174,7 +346,11 @@ class _Gen:
         syms = symbols_mod.from_dict(prog.symbols())
         return lambda func, process=0, **defines: source(name).compile(func, syms, process, **defines)
 
-    def windows(self, run, func, x_at, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, n, process):
+    def lanes_run(self, n):
+        """Threads an EXE_LOCKSTEP of n threads runs (whole PCOREs of NT, or n of PCORE 0)."""
+        return -(-n // self.c.nt) * min(n, self.c.nt)
+
+    def windows(self, run, func, q0, n, process, WO, sh, pt, **defines):
         """The window loads of output pixels q0..q0+n-1 (row-major over WO
         columns; thread = pixel - q0): one ``func`` call per output row segment."""
         out = []
@@ -182,8 +358,7 @@ class _Gen:
         while q < qb:
             oy, oxa = divmod(q, WO)
             m = min(WO - oxa, qb - q)
-            out += run(func, process, X=x_at, H=H, W=W, C=C, KH=KH, KW=KW, SW=sw, PL=pl, WO=WO,
-                       Y0=oy * sh - pt, OXA=oxa, N=m, TAU=q - q0)
+            out += run(func, process, WO=WO, Y0=oy * sh - pt, OXA=oxa, N=m, TAU=q - q0, **defines)
             q += m
         return out
 
@@ -206,153 +381,231 @@ class _Gen:
             return None
         return L.to_memory(t.raw, t.layout)
 
-    # -- ops ------------------------------------------------------------------
-    def passes(self, P, per_pass, body, prologue, setup, store):
-        """Double-buffered pass schedule: the prologue and the setup of process
-        space 0, then for each pass its loads and EXE (the setup of process
-        space 1 right after the first EXE, so it overlaps that kernel), then
-        the store of the pass before."""
-        n_pass = -(-P // per_pass)
-        instrs = prologue() + setup(0)
-        for i in range(n_pass):
-            q0, n = i * per_pass, min(per_pass, P - i * per_pass)
-            instrs += body(q0, n, i % 2)
-            if i == 0 and n_pass > 1:
-                instrs += setup(1)
-            if i:
-                instrs += store((i - 1) * per_pass, per_pass, (i - 1) % 2)
-        last = (n_pass - 1) * per_pass
-        instrs += store(last, P - last, (n_pass - 1) % 2)
-        return instrs, n_pass
+    def tanh_prologue(self, op, syms_prog):
+        if op.act != "tanh":
+            return []
+        return self.statements(syms_prog, "convolution")("tanh_table", TANH=self.tanh_table)
 
-    def matmul(self, op, *, P, K, CO, defines, patch_loads, w_coef, coef_values, x_bytes=0):
-        """conv/lin on the convolution kernel: P pixels of K inputs, CO outputs.
-        ``patch_loads(run, layer, q0, n, p, space, x)``: the loads of a pass
-        reading the input from ``space`` at ``x`` (``run``: convolution.c's
-        functions, ``layer``: layer.c's); ``w_coef``: the convolution.c
-        function that rearranges the weights in DDR (coef_conv, coef_lin);
-        ``coef_values()``: the coef image [G][K][VW] when the weights are
-        constants, else None; ``x_bytes``: the input's size when staging it in
-        the scratch-pad pays (0: read DDR)."""
-        c = self.c
+    # -- conv / lin on the convolution kernel ------------------------------------
+    def matmul(self, op, *, P, KH, KW, C, CO, patch_loads, coef_values, w_coef, x_bytes=0):
+        """conv/lin on the convolution kernel: P pixels of a KH x KW x C
+        window, CO outputs, tiled by tile_matmul.  ``patch_loads(run, q0, n,
+        p, space, x, tile)``: the loads of K tile ``tile`` of pixels
+        q0..q0+n-1; ``coef_values()``: the weights as [G][KH][KW][C][VW]
+        when they are constants (else None: ``w_coef(run, p, g0, gt, tile,
+        npu)`` rearranges them with the engine); ``x_bytes``: the input's
+        size when staging it in the scratch-pad pays (0: read DDR)."""
+        c, vw = self.c, self.c.vw
         bias = 0 if not op.bias_en else (1 if op.repl_bias else 2)
         tanh = op.act == "tanh"
-        tsh = tanh_shift(self.frac) if tanh else 0
-        defines = dict(defines, COUT=CO, NPIX=1, FRAC=self.frac, BIAS=bias, BN=int(op.bn_en),
-                       RELU=int(op.act == "relu"), TSH=tsh)
+        tl = tile_matmul(c, KH, KW, C, CO, P, bias, op.bn_en)
+        CT = tl.c_tile
+        GT = CT // vw
+        rt, ct = tl.k_tile if tl.k_tiled else (KH, C)
+        KT = rt * KW * ct
+        defines = dict(KH=rt, KW=KW, CIN=ct, COUT=CT, NPIX=1, FRAC=self.frac, BIAS=bias, BN=int(op.bn_en),
+                       RELU=int(op.act == "relu"), TSH=tanh_shift(self.frac) if tanh else 0)
         prog = self.kernel("convolution.pcore", "convolution", defines)
         run, layer = self.statements(prog, "convolution"), self.statements(prog, "layer")
         var = lambda n: prog.variable("convolution", n)
-        v = lambda n: var(n).addr
-        G = CO // c.vw
-        shared = G * K * c.vw + (CO if bias == 1 else 0) + (2 * CO if op.bn_en else 0)
-        private = K + CO + (CO if bias == 2 else 0)
-        if shared > self.SW:
-            raise NoProgram(f"weights and epilogue constants take {shared} shared words, a PCORE has {self.SW}")
-        if private > self.PW:
-            raise NoProgram(f"a pixel's patch takes {private} private words, a thread has {self.PW}")
         y = self.addr(op.res)
-        n_pass = -(-P // self.T)
         # Shared constants go to the PCOREs the passes use only (each copy
         # costs engine cycles).  A broadcast covers a power of 2 of PCOREs
         # (PCORE dimensions are powers of 2, guide 3.4).
         npu = min(c.np, -(-min(P, self.T) // c.nt))
         npu_bcast = 1 << (npu - 1).bit_length()
-        copies = npu * min(2, n_pass)
 
-        # The shared-memory image (coef, then bias / scale / offset where the
-        # kernel has them), arranged at compile time when every part is a
-        # constant: one contiguous transfer per PCORE and process space.
-        parts = [("coef", coef_values())]
-        if bias == 1:
-            parts.append(("bias", self.constant(op.bias)))
-        if op.bn_en:
-            bn = self.constant(op.batch)
-            parts += [("scale", None if bn is None else bn[:CO]), ("offset", None if bn is None else bn[CO:2 * CO])]
-        image_at = image_n = None
-        if self.data is not None and all(val is not None for _, val in parts):
-            lo = min(v(n) for n, _ in parts)
-            assert lo == v("coef"), "the shared image starts at coef (convolution.c image_*)"
-            image = np.zeros(max(v(n) + var(n).size for n, _ in parts) - lo, dtype=np.int64)
-            for n, val in parts:
-                image[v(n) - lo:v(n) - lo + var(n).size] = np.asarray(val).reshape(-1)
-            image_at, image_n = self.data.add(image), image.size
+        # The shared-memory image of each (channel tile, K tile): coef, then
+        # bias / scale / offset where the kernel has them (the epilogue
+        # vectors with the last K tile only), arranged at compile time when
+        # every part is a constant: one contiguous transfer per PCORE.
+        w = coef_values()
+        bvals = self.constant(op.bias) if bias == 1 else None
+        bn = self.constant(op.batch) if op.bn_en else None
+        arranged = (self.data is not None and w is not None and (bias != 1 or bvals is not None)
+                    and (not op.bn_en or bn is not None))
+        names = ["coef"] + (["bias"] if bias == 1 else []) + (["scale", "offset"] if op.bn_en else [])
+        lo = var("coef").addr
+        images = {}                                     # (tile index, k index) -> (address, words)
+        if arranged:
+            for t in range(tl.n_c_tiles):
+                for ki, (ky0, ky1, c0, c1) in enumerate(tl.k_tiles):
+                    parts = {"coef": w[t * GT:(t + 1) * GT, ky0:ky1 + 1, :, c0:c1 + 1].reshape(-1)}
+                    last = ki == len(tl.k_tiles) - 1
+                    sl = slice(t * CT, (t + 1) * CT)
+                    if last and bias == 1:
+                        parts["bias"] = bvals[sl]
+                    if last and op.bn_en:
+                        parts["scale"], parts["offset"] = bn[:CO][sl], bn[CO:2 * CO][sl]
+                    end = max(var(n).addr + var(n).size for n in parts)
+                    image = np.zeros(end - lo, dtype=np.int64)
+                    for n, val in parts.items():
+                        image[var(n).addr - lo:var(n).addr - lo + var(n).size] = np.asarray(val).reshape(-1)
+                    images[t, ki] = (self.data.add(image), image.size)
         # Scratch-pad staging: the input (its windows overlap), then the
-        # shared image when it goes to more than one PCORE / process space.
-        scratch = []
+        # images when they go to more than one PCORE / process space and fit.
+        prologue = self.tanh_prologue(op, prog)
         x_space, x_at = DDR, self.addr(op.b)
         if x_bytes:
             x_space, x_at, st = self.stage_input(layer, x_at, x_bytes, 0)
-            scratch += st
-        used = x_bytes if x_space == SCRATCH else 0
-        img_space, img_at = DDR, image_at
-        if image_at is not None and copies > 1:
-            at = -(-used // 16) * 16
-            if at + image_n * EB <= c.scratch_size:
-                scratch += layer("stage", AT=at, SRC=image_at, N=image_n)
-                img_space, img_at = SCRATCH, at
+            prologue += st
+        used = -(-(x_bytes if x_space == SCRATCH else 0) // 16) * 16
+        img_space = {}
+        uses = npu * (min(2, tl.n_passes) if not tl.k_tiled else tl.n_passes)
+        if images and uses > 1:
+            for key, (at, n) in sorted(images.items()):
+                if used + n * EB <= c.scratch_size:
+                    prologue += layer("stage", AT=used, SRC=at, N=n)
+                    img_space[key] = used
+                    used = -(-(used + n * EB) // 16) * 16
 
-        def prologue():
-            return (run("tanh_table", TANH=self.tanh_table) if tanh else []) + scratch
+        def shared(t, ki):
+            def load(p):
+                if arranged:
+                    at, n = images[t, ki]
+                    sp = img_space.get((t, ki))
+                    func, src = ("image_scratch", sp) if sp is not None else ("image_ddr", at)
+                    return [i for u in range(npu) for i in run(func, p, U=u, IMG=src, IMAGE=n)]
+                s = w_coef(run, p, t * GT, GT, tl.k_tiles[ki], npu_bcast)
+                if ki == len(tl.k_tiles) - 1:
+                    if bias == 1:
+                        s += run("bias", p, B=self.addr(op.bias), CO0=t * CT, CT=CT, NPU=npu_bcast)
+                    if op.bn_en:
+                        s += run("batchnorm", p, BN=self.addr(op.batch), CO=CO, CO0=t * CT, CT=CT, NPU=npu_bcast)
+                return s
+            return ((t, ki), load)
 
-        def setup(p):
-            if image_at is not None:
-                func = "image_scratch" if img_space == SCRATCH else "image_ddr"
-                return [i for u in range(npu) for i in run(func, p, U=u, IMG=img_at, IMAGE=image_n)]
-            s = run(w_coef, p, W=self.addr(op.a), K=K, G=G, NPU=npu_bcast)
-            if bias == 1:
-                s += run("bias", p, B=self.addr(op.bias), CO=CO, NPU=npu_bcast)
-            if op.bn_en:
-                s += run("batchnorm", p, BN=self.addr(op.batch), CO=CO, NPU=npu_bcast)
-            return s
+        def loads(t, ki, q0, n):
+            def f(p):
+                b = patch_loads(run, q0, n, p, x_space, x_at, tl.k_tiles[ki])
+                if bias == 2 and ki == len(tl.k_tiles) - 1:
+                    b += run("bias_pixels", p, B=self.addr(op.bias), P=P, CO=CO, CO0=t * CT, CT=CT, Q0=q0, N=n)
+                return b
+            return f
 
-        def body(q0, n, p):
-            b = patch_loads(run, q0, n, p, x_space, x_at)
-            if bias == 2:
-                b += run("bias_pixels", p, B=self.addr(op.bias), CO=CO, Q0=q0, N=n)
-            return b + run("exe", p, N=n)
+        def store(t, q0, n):
+            if CT == CO:
+                return lambda p: run("store_tanh" if tanh else "store", p, Y=y, CO=CO, Q0=q0, N=n)
+            return lambda p: run("store_tile_tanh" if tanh else "store_tile", p, Y=y, P=P, CO=CO, CO0=t * CT,
+                                 CT=CT, Q0=q0, N=n)
 
-        def store(q0, n, p):
-            return run("store_tanh" if tanh else "store", p, Y=y, CO=CO, Q0=q0, N=n)
-
-        instrs, n_pass = self.passes(P, self.T, body, prologue, setup, store)
-        return prog, instrs, n_pass, P * K * CO, f"convolution.pcore {defines}"
+        steps = []
+        nk = len(tl.k_tiles)
+        passes = [(b * self.T, min(self.T, P - b * self.T)) for b in range(tl.n_passes)]
+        if nk == 1:              # K whole: channel tiles outer, each tile's weights loaded once per space
+            for t in range(tl.n_c_tiles):
+                for q0, n in passes:
+                    steps.append(Step(n, loads(t, 0, q0, n), ["exe"], shared(t, 0), store(t, q0, n)))
+        else:                    # K tiled: the K tiles of a pass and group in a row (the accumulator)
+            for q0, n in passes:
+                for t in range(tl.n_c_tiles):
+                    for ki in range(nk):
+                        last = ki == nk - 1
+                        steps.append(Step(n, loads(t, ki, q0, n), ["first" if ki == 0 else "mid"]
+                                          + (["finish"] if last else []), shared(t, ki),
+                                          store(t, q0, n) if last else None))
+        instrs = schedule(steps, prologue, lambda f, p, n: run(f, p, N=n))
+        padded = sum(self.lanes_run(st.n) * (GT * KT if "exe" in st.exes else KT) * vw for st in steps)
+        return (prog, instrs, len(steps), P * KH * KW * C * CO, padded, f"convolution.pcore {defines}", tl)
 
     def conv(self, op):
         H, W, C = op.b.dims
         KH, KW, _, CO = op.a.dims
         HO, WO = op.res.dims[0], op.res.dims[1]
         (sh, sw), (pt, _pb, pl, _pr) = op.stride, op.pad
-        K = KH * KW * C
-        G = CO // self.c.vw
+        vw = self.c.vw
 
-        def loads(run, q0, n, p, space, x):
+        def loads(run, q0, n, p, space, x, tile):
+            ky0, ky1, c0, c1 = tile
             func = "patch_scratch" if space == SCRATCH else "patch_ddr"
-            return self.windows(run, func, x, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, n, p)
+            return self.windows(run, func, q0, n, p, WO, sh, pt, X=x, H=H, W=W, C=C, KW=KW, SW=sw, PL=pl,
+                                KY0=ky0, KY1=ky1, C0=c0, C1=c1)
 
         def coef_values():
-            w = self.constant(op.a)         # [KH][KW][C][CO] = [K][G][VW]
-            return None if w is None else w.reshape(K, G, self.c.vw).transpose(1, 0, 2)
+            w = self.constant(op.a)         # [KH][KW][C][CO] -> [G][KH][KW][C][VW]
+            return None if w is None else w.reshape(KH, KW, C, CO // vw, vw).transpose(3, 0, 1, 2, 4)
 
-        return self.matmul(op, P=HO * WO, K=K, CO=CO, defines=dict(KH=KH, KW=KW, CIN=C),
-                           patch_loads=loads, w_coef="coef_conv", coef_values=coef_values,
+        def w_coef(run, p, g0, gt, tile, npu):
+            ky0, ky1, c0, c1 = tile
+            if gt * vw == CO and (ky0, ky1, c0, c1) == (0, KH - 1, 0, C - 1):
+                return run("coef_conv", p, W=self.addr(op.a), K=KH * KW * C, G=gt, NPU=npu)
+            return run("coef_conv_tile", p, W=self.addr(op.a), KH=KH, KW=KW, C=C, CO=CO, KY0=ky0, KY1=ky1,
+                       C0=c0, C1=c1, G0=g0, GT=gt, NPU=npu)
+
+        return self.matmul(op, P=HO * WO, KH=KH, KW=KW, C=C, CO=CO, patch_loads=loads,
+                           coef_values=coef_values, w_coef=w_coef,
                            x_bytes=H * W * C * EB if KH * KW > 1 else 0)
 
     def lin(self, op):
         NO, NI = op.a.dims
         NB = op.res.dims[1]
         x = self.addr(op.b)
-        G = NO // self.c.vw
+        vw = self.c.vw
+        if NB == 1 and self.data is not None and self.constant(op.a) is not None and \
+                (not op.bias_en or self.constant(op.bias) is not None) and \
+                (not op.bn_en or self.constant(op.batch) is not None):
+            return self.lin_rows(op)
 
-        def loads(run, q0, n, p, space, at):
-            return run("columns", p, X=x, NB=NB, K=NI, Q0=q0, N=n)
+        def loads(run, q0, n, p, space, at, tile):
+            _, _, k0, k1 = tile
+            return run("columns", p, X=x, NB=NB, K=NI, K0=k0, K1=k1, Q0=q0, N=n)
 
         def coef_values():
-            w = self.constant(op.a)         # W[NO][NI] = [G][VW][NI]
-            return None if w is None else w.reshape(G, self.c.vw, NI).transpose(0, 2, 1)
+            w = self.constant(op.a)         # W[NO][NI] -> [G][1][1][NI][VW]
+            return None if w is None else w.reshape(NO // vw, vw, 1, 1, NI).transpose(0, 2, 3, 4, 1)
 
-        return self.matmul(op, P=NB, K=NI, CO=NO, defines=dict(KH=1, KW=1, CIN=NI),
-                           patch_loads=loads, w_coef="coef_lin", coef_values=coef_values)
+        def w_coef(run, p, g0, gt, tile, npu):
+            _, _, k0, k1 = tile
+            if gt * vw == NO and (k0, k1) == (0, NI - 1):
+                return run("coef_lin", p, W=self.addr(op.a), K=NI, G=gt, NPU=npu)
+            return run("coef_lin_tile", p, W=self.addr(op.a), NO=NO, NI=NI, K0=k0, K1=k1, G0=g0, GT=gt, NPU=npu)
+
+        return self.matmul(op, P=NB, KH=1, KW=1, C=NI, CO=NO, patch_loads=loads, coef_values=coef_values,
+                           w_coef=w_coef)
+
+    def lin_rows(self, op):
+        """Batch-1 lin on the linear kernel: each weight read once."""
+        c, vw = self.c, self.c.vw
+        NO, NI = op.a.dims
+        tl = tile_linear(c, NI, NO, op.bias_en, op.bn_en)
+        KT = tl.k_tiles[0][3] + 1
+        tanh = op.act == "tanh"
+        defines = dict(NIN=KT, OB=1, NB=1, FRAC=self.frac, BIAS=int(op.bias_en), BN=int(op.bn_en),
+                       RELU=int(op.act == "relu"), TSH=tanh_shift(self.frac) if tanh else 0)
+        prog = self.kernel("linear.pcore", "linear", defines)
+        run = self.statements(prog, "linear")
+        x, y = self.addr(op.b), self.addr(op.res)
+        w = self.constant(op.a).reshape(NO // vw, vw, NI)          # [block][lane][input]
+        epi = []
+        if op.bias_en:
+            epi.append(self.constant(op.bias)[:NO].reshape(-1, vw))
+        if op.bn_en:
+            bn = self.constant(op.batch)
+            epi += [bn[:NO].reshape(-1, vw), bn[NO:2 * NO].reshape(-1, vw)]
+        steps = []
+        for b in range(tl.n_passes):
+            blk0, n = b * self.T, min(self.T, tl.units - b * self.T)
+            npu = -(-n // c.nt)
+            e_at = self.data.add(np.stack(epi, axis=1)[blk0:blk0 + n].reshape(-1)) if epi else None
+            for ki, (_, _, k0, k1) in enumerate(tl.k_tiles):
+                # Weights of this step's threads: [thread][k][lane], one block.
+                w_at = self.data.add(w[blk0:blk0 + n, :, k0:k1 + 1].transpose(0, 2, 1).reshape(-1))
+                last = ki == len(tl.k_tiles) - 1
+
+                def loads(p, w_at=w_at, k0=k0, n=n, npu=npu, last=last, e_at=e_at):
+                    s = run("weights", p, WA=w_at, KT=KT, N=n) + run("column", p, X=x, K0=k0, KT=KT, NPU=npu)
+                    if last and epi:
+                        s += run("epilogue_bias" if op.bias_en else "epilogue_scale", p, EA=e_at,
+                                 E=vw * len(epi), N=n)
+                    return s
+
+                store = (lambda p, blk0=blk0, n=n: run("store_tanh" if tanh else "store", p, Y=y, O0=blk0 * vw,
+                                                       N=n)) if last else None
+                steps.append(Step(n, loads, ["first" if ki == 0 else "mid"] + (["finish"] if last else []),
+                                  None, store))
+        instrs = schedule(steps, self.tanh_prologue(op, prog), lambda f, p, n: run(f, p, N=n))
+        padded = sum(self.lanes_run(st.n) * KT * vw for st in steps)
+        return prog, instrs, len(steps), NO * NI, padded, f"linear.pcore {defines}", tl
 
     def maxpool(self, op):
         H, W, C = op.a.dims
@@ -360,23 +613,30 @@ class _Gen:
         HO, WO = op.res.dims[0], op.res.dims[1]
         (sh, sw), (pt, _pb, pl, _pr) = op.stride, op.pad
         KK = KH * KW
-        if KK * C + C > self.PW:
-            raise NoProgram(f"a pixel's window takes {KK * C + C} private words, a thread has {self.PW}")
-        prog = self.kernel("maxpool.pcore", "maxpool", dict(KK=KK, C=C, NPIX=1))
+        P = HO * WO
+        tl = tile_maxpool(self.c, KK, C, P)
+        CT = tl.c_tile
+        prog = self.kernel("maxpool.pcore", "maxpool", dict(KK=KK, C=CT, NPIX=1))
         run, layer = self.statements(prog, "maxpool"), self.statements(prog, "layer")
         x, y = self.addr(op.a), self.addr(op.res)
         # Overlapping windows read each input element more than once: stage the input.
         x_space, x_at, staging = (self.stage_input(layer, x, H * W * C * EB, 0) if KH > sh or KW > sw
                                   else (DDR, x, []))
         func = "window_scratch" if x_space == SCRATCH else "window_ddr"
-
-        def body(q0, n, p):
-            return (self.windows(run, func, x_at, H, W, C, KH, KW, sh, sw, pt, pl, WO, q0, n, p)
-                    + run("exe", p, N=n))
-
-        instrs, n_pass = self.passes(HO * WO, self.T, body, lambda: staging, lambda p: [],
-                                     lambda q0, n, p: run("store", p, Y=y, C=C, Q0=q0, N=n))
-        return prog, instrs, n_pass, 0, f"maxpool.pcore KK={KK} C={C} NPIX=1"
+        steps = []
+        for t in range(tl.n_c_tiles):
+            for b in range(tl.n_passes):
+                q0, n = b * self.T, min(self.T, P - b * self.T)
+                steps.append(Step(
+                    n, lambda p, q0=q0, n=n, t=t: self.windows(run, func, q0, n, p, WO, sh, pt, X=x_at, H=H, W=W,
+                                                               C=C, KH=KH, KW=KW, SW=sw, PL=pl, C0=t * CT,
+                                                               C1=t * CT + CT - 1),
+                    ["exe"], None,
+                    (lambda p, q0=q0, n=n: run("store", p, Y=y, C=C, Q0=q0, N=n)) if CT == C else
+                    (lambda p, q0=q0, n=n, t=t: run("store_tile", p, Y=y, P=P, C=C, C0=t * CT, C1=t * CT + CT - 1,
+                                                    Q0=q0, N=n))))
+        instrs = schedule(steps, staging, lambda f, p, n: run(f, p, N=n))
+        return prog, instrs, len(steps), 0, 0, f"maxpool.pcore KK={KK} C={CT} NPIX=1", tl
 
     def done(self, prog, layer):
         """The program's final CALLBACK, its tag the layer number."""
@@ -399,10 +659,11 @@ def plan(model, config, address, tanh_table_addr=None, data=None):
             index += (op.c2h is not None) + (op.h2c is not None)
             continue
         try:
-            prog, instrs, n_pass, macs, desc = getattr(gen, op.kind)(op)
+            prog, instrs, n_steps, macs, padded, desc, tl = getattr(gen, op.kind)(op)
             instrs += gen.done(prog, op.layer)
             out[index] = LayerProgram(op_index=index, layer=op.layer, kind=op.kind, code=list(prog.words),
-                                      instrs=instrs, macs=macs, passes=n_pass, kernel=desc)
+                                      instrs=instrs, macs=macs, passes=n_steps, kernel=desc,
+                                      tiling=tl.describe(), padded_macs=padded)
         except NoProgram as e:
             out[index] = str(e)
         index += 1

@@ -1,0 +1,69 @@
+/* TENS_LIN with one input column (batch 1) on the linear kernel
+ * (sw/pcore/kernels/linear.pcore, OB = 1, NB = 1): each thread owns a block
+ * of VW output neurons, its weight rows in its private memory; the input
+ * column is in the shared memory and broadcast one element per clock.
+ * Every weight is read from DDR once: the layer is bound by that read.
+ * Compiled by sw/model/accel.py as described in layer.c.
+ *
+ * accel.py cuts the op into steps (docs/models.md, "Tiling"): a pass of up
+ * to NP*NT output blocks and a tile of KT inputs; the partial sums stay in
+ * the threads' accumulators from one K tile to the next (first, mid...,
+ * then finish).  The compiler arranges the weights so that the N threads'
+ * rows of a step are one contiguous block: WA[N][KT][VW].
+ */
+#include <stdint.h>
+
+/* The weight tiles of threads 0..N-1: KT x VW elements each, contiguous. */
+void weights(uint32_t WA, int KT, int N)
+{
+	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::w(KT*VW)[:] <= DDR(WA)[0:N*KT*VW-1];
+}
+
+/* The epilogue vectors of threads 0..N-1 from the arranged block EA[N][E]:
+ * E elements per thread, the kernel's bias, scale, offset in that order
+ * (each VW, consecutive in the private memory), from the first one the
+ * kernel has: bias (epilogue_bias) or, without a bias, scale.  The cast
+ * (E+) runs on into the vectors after the first. */
+void epilogue_bias(uint32_t EA, int E, int N)
+{
+	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::bias(E+)[:] <= DDR(EA)[0:N*E-1];
+}
+
+void epilogue_scale(uint32_t EA, int E, int N)
+{
+	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::scale(E+)[:] <= DDR(EA)[0:N*E-1];
+}
+
+/* Inputs K0..K0+KT-1 of the column X, to PCOREs 0..NPU-1. */
+void column(uint32_t X, int K0, int KT, int NPU)
+{
+	> PCORE(NPU)[*].linear::x(KT)[:] <= DDR(X)[K0:K0+KT-1];
+}
+
+void first(int N)
+{
+	> EXE_LOCKSTEP(linear::first, (N+NT-1)/NT, N < NT ? N : NT);
+}
+
+void mid(int N)
+{
+	> EXE_LOCKSTEP(linear::mid, (N+NT-1)/NT, N < NT ? N : NT);
+}
+
+void finish(int N)
+{
+	> EXE_LOCKSTEP(linear::finish, (N+NT-1)/NT, N < NT ? N : NT);
+}
+
+/* Outputs O0..O0+N*VW-1 of the column Y. */
+void store(uint32_t Y, int O0, int N)
+{
+	> DDR(Y)[O0:O0+N*VW-1] <= PCORE(1).THREAD(NP*NT)[0:N-1].linear::y(VW)[:];
+}
+
+/* tanh: the kernel has shifted the result left by tanh_shift (saturating);
+ * stream program 0 maps it through the tanh table on the way. */
+void store_tanh(uint32_t Y, int O0, int N)
+{
+	> DDR(Y)[O0:O0+N*VW-1] <= PROC(0) <= PCORE(1).THREAD(NP*NT)[0:N-1].linear::y(VW)[:];
+}

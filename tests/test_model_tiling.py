@@ -1,0 +1,169 @@
+"""Tiling (sw/model/accel.py, docs/models.md "Tiling"): ops of any size run
+on the TensorEngine + PCOREs, cut into tiles that fit the PCORE memories,
+bit-exact with the golden model (reference executor + PCORE ISS).  Each
+case forces one kind of cut: output-channel tiles, K tiles (partial sums in
+the accumulator), the batch-1 linear kernel, maxpool channel tiles; with
+every epilogue (bias replicated / general, batch norm, ReLU, tanh) and with
+the weights rearranged by the engine instead of the compiler."""
+
+import pytest
+
+from soc.config import SoCConfig
+from sw.model import accel
+from sw.model.frontend import parse_model
+
+
+def _stream(name, dims, layout, src="rand_gauss(0, 0.1)"):
+    return (f"      - {{tens_trans_type: TENS_STREAM, res_name: {name}, layout: {layout}, res_dim: {list(dims)}, "
+            f"h2c_data_source: \"{src}\"}}\n")
+
+
+def conv_model(H=6, W=5, C=16, CO=24, K=3, stride=1, pad=1, act="NLIN_F_RELU", bias="repl", bn=False,
+               weights_in_inference=False):
+    HO = (H + 2 * pad - K) // stride + 1
+    WO = (W + 2 * pad - K) // stride + 1
+    load = _stream("w", (K, K, C, CO), "row_first", "rand_gauss(0, 0.08)")
+    extra = ""
+    if bias == "repl":
+        load += _stream("b", (CO, 1), "col_first")
+        extra += ", bias_en: True, bias_name: b"
+    elif bias == "general":
+        load += _stream("b", (HO, WO, CO), "col_first")
+        extra += ", bias_en: True, repl_bias: False, bias_name: b"
+    if bn:
+        load += _stream("bn", (CO, 2), "col_first", "rand_gauss(0.5, 0.2)")
+        extra += ", batch_norm_en: True, batch_name: bn"
+    x = _stream("x", (H, W, C), "col_first", "rand_gauss(0, 1)")
+    if weights_in_inference:            # a weight the host sends at each inference: no arranged image
+        x += load
+        load = ""
+    seqs = ""
+    if load:
+        seqs += "  - name: load\n    tens_trans:\n" + load
+    seqs += ("  - name: infer\n" + ("    predecessor: [load]\n" if load else "") + "    tens_trans:\n" + x
+             + f"      - {{tens_trans_type: TENS_CONV, nlin_f_type: {act}, src_a_name: w, src_b_name: x, "
+               f"stride: [{stride}, {stride}], padding: [{pad}, {pad}], res_name: y{extra}}}\n"
+             + "      - {tens_trans_type: TENS_STREAM, src_name: y}\n")
+    return "seed: 3\ntens_trans_seq:\n" + seqs
+
+
+def lin_model(NI=256, NO=16, NB=1, act="NLIN_F_IDENTITY", bias=True, bn=False):
+    load = _stream("w", (NO, NI), "row_first", "rand_gauss(0, 0.06)")
+    extra = ""
+    if bias:
+        load += _stream("b", (NO, 1), "col_first")
+        extra += ", bias_en: True, bias_name: b"
+    if bn:
+        load += _stream("bn", (NO, 2), "col_first", "rand_gauss(0.5, 0.2)")
+        extra += ", batch_norm_en: True, batch_name: bn"
+    return ("seed: 5\ntens_trans_seq:\n  - name: load\n    tens_trans:\n" + load
+            + "  - name: infer\n    predecessor: [load]\n    tens_trans:\n"
+            + _stream("x", (NI, NB), "col_first", "rand_gauss(0, 1)")
+            + f"      - {{tens_trans_type: TENS_LIN, nlin_f_type: {act}, src_a_name: w, src_b_name: x, "
+              f"res_name: y{extra}}}\n"
+            + "      - {tens_trans_type: TENS_STREAM, src_name: y}\n")
+
+
+def maxpool_model(H=6, W=6, C=32, K=3, stride=2, pad=1):
+    return ("seed: 1\ntens_trans_seq:\n  - name: infer\n    tens_trans:\n"
+            + _stream("x", (H, W, C), "col_first", "rand_gauss(0, 1)")
+            + f"      - {{tens_trans_type: TENS_MAXPOOL, src_name: x, kern_size: [{K}, {K}], stride: [{stride}, {stride}], "
+              f"padding: [{pad}, {pad}], res_name: y}}\n"
+            + "      - {tens_trans_type: TENS_STREAM, src_name: y}\n")
+
+
+def check(text, cfg, arranged=True, expect=()):
+    model = parse_model(text, file="t.yaml", config=cfg)
+    res = accel.reference_check(model, cfg, arranged=arranged)
+    assert res
+    for layer, (prog, ok) in res.items():
+        assert not isinstance(prog, str), f"layer {layer} stayed in software: {prog}"
+        assert ok, f"layer {layer} ({prog.tiling}) differs from the golden model"
+        for word in expect:
+            assert word in prog.tiling, (word, prog.tiling)
+    return res
+
+
+SMALL = dict(pcore_private_words=256, pcore_shared_words=512)
+
+
+def test_digits_linear_256_to_16_with_bias_is_accelerated():
+    """The layer that used to fall back: weights + bias exceed a PCORE's shared memory."""
+    res = check(lin_model(256, 16), SoCConfig(), expect=("K tiles",))
+    prog = next(iter(res.values()))[0]
+    assert prog.kernel.startswith("linear.pcore") and prog.macs == 256 * 16
+
+
+@pytest.mark.parametrize("act", ["NLIN_F_IDENTITY", "NLIN_F_RELU", "NLIN_F_TANH"])
+@pytest.mark.parametrize("bn", [False, True])
+def test_batch1_linear_k_tiles(act, bn):
+    check(lin_model(400, 24, act=act, bn=bn), SoCConfig(), expect=("K tiles",))
+
+
+def test_batch1_linear_more_blocks_than_threads():
+    cfg = SoCConfig().with_overrides(np=2, nt=4)
+    check(lin_model(64, 96, act="NLIN_F_RELU"), cfg, expect=("K tiles", "12 pass(es)"[1:]))
+
+
+def test_linear_columns_k_tiled():
+    check(lin_model(640, 16, NB=3, act="NLIN_F_RELU", bn=True), SoCConfig(), expect=("K tiles",))
+
+
+@pytest.mark.parametrize("act", ["NLIN_F_RELU", "NLIN_F_TANH"])
+@pytest.mark.parametrize("bias,bn", [("repl", False), ("general", True), ("none", True)])
+def test_conv_channel_tiles(act, bias, bn):
+    cfg = SoCConfig().with_overrides(**SMALL)
+    check(conv_model(C=8, CO=32, act=act, bias=bias, bn=bn), cfg, expect=("channel tiles",))
+
+
+@pytest.mark.parametrize("bias,bn", [("repl", True), ("general", False)])
+def test_conv_k_tiles(bias, bn):
+    cfg = SoCConfig().with_overrides(**SMALL)
+    check(conv_model(C=48, CO=16, bias=bias, bn=bn), cfg, expect=("K tiles",))
+
+
+def test_conv_k_tiles_cut_kernel_rows():
+    cfg = SoCConfig().with_overrides(pcore_private_words=64, pcore_shared_words=512)
+    res = check(conv_model(H=7, W=7, C=8, CO=16, K=5, pad=2), cfg, expect=("K tiles",))
+    assert "row(s)" in next(iter(res.values()))[0].tiling
+
+
+def test_conv_stride_and_many_passes():
+    cfg = SoCConfig().with_overrides(np=2, nt=4, **SMALL)
+    check(conv_model(H=9, W=11, C=40, CO=16, stride=2, pad=1), cfg, expect=("K tiles",))
+
+
+@pytest.mark.parametrize("model", ["conv_k", "conv_c", "lin_cols"])
+def test_tiles_with_weights_rearranged_by_the_engine(model):
+    cfg = SoCConfig().with_overrides(**SMALL)
+    text = {"conv_k": conv_model(C=48, CO=16, bn=True), "conv_c": conv_model(C=8, CO=32),
+            "lin_cols": lin_model(640, 16, NB=2)}[model]
+    check(text, cfg, arranged=False, expect=("tiles",))
+
+
+def test_weights_from_the_host_at_each_inference():
+    cfg = SoCConfig().with_overrides(**SMALL)
+    check(conv_model(C=48, CO=16, weights_in_inference=True), cfg, expect=("K tiles",))
+
+
+def test_maxpool_channel_tiles():
+    cfg = SoCConfig().with_overrides(pcore_private_words=128)
+    check(maxpool_model(C=32, K=3), cfg, expect=("channel tiles",))
+
+
+def test_tiling_rule_when_nothing_fits():
+    """A stated hardware rule, not a silent fallback: one kernel row of 9
+    taps cannot fit 8 private words."""
+    cfg = SoCConfig().with_overrides(pcore_private_words=16, pcore_shared_words=64)
+    with pytest.raises(accel.NoProgram, match="kernel row"):
+        accel.tile_matmul(cfg, 9, 9, 8, 8, 4, 1, False)
+
+
+def test_tiling_is_the_largest_that_fits():
+    cfg = SoCConfig()
+    t = accel.tile_matmul(cfg, 3, 3, 64, 64, 256, 1, False)       # K = 576 > 512 private words
+    assert t.k_tiled and t.c_tile == cfg.vw and t.k_tile == (3, 32)
+    t = accel.tile_matmul(cfg, 3, 3, 8, 64, 256, 1, False)        # K = 72: 4096 // (72*8) = 7 -> 4 groups
+    assert not t.k_tiled and t.c_tile == 32
+    t = accel.tile_linear(cfg, 400, 120, True, False)
+    assert t.k_tiles[0] == (0, 0, 0, 49) and len(t.k_tiles) == 8
