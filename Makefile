@@ -16,6 +16,7 @@ APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev lib
 # make sim options
 MODEL      ?= examples/cnn_instructions.yaml
 TRACE      ?= 0
+REQUIRE_ACCEL ?= 1
 SIM_ARGS   ?=
 ifeq ($(TRACE),1)
 SIM_ARGS += --trace $(BUILD)/sim/tensorsoc.fst
@@ -27,6 +28,7 @@ help: ## list the targets
 	@echo "tensorsoc targets:"
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "options: make sim MODEL=file.yaml (default $(MODEL); MODEL= for none), TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst),"
+	@echo "         REQUIRE_ACCEL=0 (allow layers on the MCORE software path; default: any such layer fails the run),"
 	@echo "         SIM_ARGS='--qpi --json out.json' (see .venv/bin/tsoc sim --help)"
 
 setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt packages (idempotent)
@@ -53,7 +55,7 @@ system-deps:
 	fi
 
 sim: setup ## build the SoC + firmware, simulate in Verilator, run the default model through its SPI port
-	$(TSOC) sim $(if $(MODEL),--model $(MODEL)) $(SIM_ARGS)
+	$(TSOC) sim $(if $(MODEL),--model $(MODEL) $(if $(filter 1,$(REQUIRE_ACCEL)),--require-accel)) $(SIM_ARGS)
 
 test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml

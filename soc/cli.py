@@ -98,13 +98,19 @@ def _sim_through_host_port(build, args):
         model = Path(args.model)
         if not model.is_file():
             raise UserError(f"--model {args.model}: no such file")
+        from sw.model.compiler import compile_report
         from sw.model.frontend import load_model
         from sw.model.yamlsrc import ModelError
         try:
-            load_model(model, build.config)            # report YAML errors before building anything
+            # YAML errors, and with --require-accel a layer the compiler
+            # leaves in software, before building anything.
+            compile_report(load_model(model, build.config), require_accel=args.require_accel)
         except ModelError as e:
             raise UserError(str(e))
         env["TSOC_SIM_MODEL"] = str(model.resolve())
+        env["TSOC_SIM_REQUIRE_ACCEL"] = "1" if args.require_accel else "0"
+    elif args.require_accel:
+        raise UserError("--require-accel needs --model FILE.yaml")
     if args.json:
         from pathlib import Path
         env["TSOC_SIM_JSON"] = str(Path(args.json).resolve())
@@ -154,7 +160,12 @@ def register(groups):
     s.add_argument("--model", metavar="FILE.yaml",
                    help="run this YAML model end to end through the host port and compare it with the golden model")
     s.add_argument("--json", metavar="OUT.json",
-                   help="write the results (per-layer times, cycles, MACs, peak, golden comparison) as JSON")
+                   help="write the results (per layer: where it ran, times, cycles, MACs, roofline; golden "
+                        "comparison) as JSON")
+    s.add_argument("--require-accel", action="store_true",
+                   help="fail when any TENS_CONV/TENS_LIN/TENS_MAXPOOL of --model runs in software: at compile "
+                        "time (the compiler's rule, before building) or on the device (the firmware's per-layer "
+                        "console lines)")
     s.add_argument("--te-trace", action="store_true",
                    help="the firmware wraps each accelerated layer in LOG_ON/LOG_OFF and prints the TensorEngine's "
                         "activity report (docs/tensor_engine.md, trace) on the console")

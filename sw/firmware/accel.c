@@ -64,39 +64,68 @@ int accel_present(void)
 	return HAVE_ACCEL;
 }
 
-const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op)
+/* Why an op runs in software (accel.h): what the server prints per layer
+ * (verification/soc/model_job.py reads the lines). */
+static const char *const why_text[ACCEL_N_WHY] = {
+	[ACCEL_RAN] = "on the accelerator",
+	[ACCEL_NO_HARDWARE] = "this SoC has no accelerator",
+	[ACCEL_NO_SECTION] = "the image has no accelerator section",
+	[ACCEL_MALFORMED] = "malformed accelerator section",
+	[ACCEL_OTHER_GEOMETRY] = "image compiled for another PCORE geometry (NP, NT, VW)",
+	[ACCEL_OTHER_MEMORY] = "image compiled for other PCORE memory sizes",
+	[ACCEL_OTHER_WINDOW] = "image compiled for another model window address",
+	[ACCEL_NO_PROGRAM] = "no program for this op in the accelerator section",
+	[ACCEL_KERNEL_TOO_BIG] = "kernel larger than the PCORE instruction memory",
+};
+
+const char *accel_why(unsigned why)
+{
+	return why < ACCEL_N_WHY ? why_text[why] : "?";
+}
+
+#define WHY(code) do { if (why) *why = (code); return 0; } while (0)
+
+const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op, uint8_t *why)
 {
 #if HAVE_ACCEL
 	const volatile uint32_t *payload = image + MODEL_IMAGE_HEADER_SIZE / 4;
 	uint32_t off = payload[MODEL_SECTION_W_ACCEL], len = image[MODEL_IMAGE_W_PAYLOAD_LENGTH];
-	if (!off || off % 4 || off + 4 * MODEL_ACCEL_WORDS > len)
-		return 0;
+	if (!off)
+		WHY(ACCEL_NO_SECTION);
+	if (off % 4 || off + 4 * MODEL_ACCEL_WORDS > len)
+		WHY(ACCEL_MALFORMED);
 	const volatile uint32_t *a = payload + off / 4;
-	if (a[MODEL_ACCEL_W_GEOMETRY] != (pcore[PCORE_INFO] & 0xffffff) ||
-	    a[MODEL_ACCEL_W_MEMORY] != pcore[PCORE_MEMINFO] ||
-	    a[MODEL_ACCEL_W_MODEL_WINDOW] != (uint32_t)(uintptr_t)image)
-		return 0;
+	if (a[MODEL_ACCEL_W_GEOMETRY] != (pcore[PCORE_INFO] & 0xffffff))
+		WHY(ACCEL_OTHER_GEOMETRY);
+	if (a[MODEL_ACCEL_W_MEMORY] != pcore[PCORE_MEMINFO])
+		WHY(ACCEL_OTHER_MEMORY);
+	if (a[MODEL_ACCEL_W_MODEL_WINDOW] != (uint32_t)(uintptr_t)image)
+		WHY(ACCEL_OTHER_WINDOW);
 	const volatile uint32_t *end = payload + len / 4;
 	uint32_t data = a[MODEL_ACCEL_W_DATA_BYTES];
 	/* The arranged constants (weights in the kernels' order) the programs read. */
 	if (data % 4 || data / 4 > (uint32_t)(end - a) - MODEL_ACCEL_WORDS)
-		return 0;
+		WHY(ACCEL_MALFORMED);
 	const volatile uint32_t *r = a + MODEL_ACCEL_WORDS + data / 4;
 	for (uint32_t i = 0; i < a[MODEL_ACCEL_W_N_PROGRAMS]; i++) {
 		if (r + MODEL_ACCEL_REC_WORDS > end)
-			return 0;
+			WHY(ACCEL_MALFORMED);
 		uint32_t n = r[MODEL_ACCEL_REC_W_CODE_WORDS] + r[MODEL_ACCEL_REC_W_TE_WORDS];
 		if (n > (uint32_t)(end - r) - MODEL_ACCEL_REC_WORDS)
-			return 0;
-		if (r[MODEL_ACCEL_REC_W_OP] == op)
-			return r[MODEL_ACCEL_REC_W_CODE_WORDS] <= pcore[PCORE_IMEMINFO] ? r : 0;
+			WHY(ACCEL_MALFORMED);
+		if (r[MODEL_ACCEL_REC_W_OP] == op) {
+			if (r[MODEL_ACCEL_REC_W_CODE_WORDS] > pcore[PCORE_IMEMINFO])
+				WHY(ACCEL_KERNEL_TOO_BIG);
+			return r;
+		}
 		r += MODEL_ACCEL_REC_WORDS + n;
 	}
+	WHY(ACCEL_NO_PROGRAM);
 #else
 	(void)image;
 	(void)op;
+	WHY(ACCEL_NO_HARDWARE);
 #endif
-	return 0;
 }
 
 int accel_run(const volatile uint32_t *record, uint32_t layer)

@@ -9,11 +9,28 @@
 /* 1 when the SoC has the TensorEngine and the PCORE array. */
 int accel_present(void);
 
+/* Why an op runs on the software path (accel_why() gives the text). */
+enum accel_why {
+	ACCEL_RAN = 0,            /* it did not: the accelerator ran it */
+	ACCEL_NO_HARDWARE,
+	ACCEL_NO_SECTION,
+	ACCEL_MALFORMED,
+	ACCEL_OTHER_GEOMETRY,
+	ACCEL_OTHER_MEMORY,
+	ACCEL_OTHER_WINDOW,
+	ACCEL_NO_PROGRAM,
+	ACCEL_KERNEL_TOO_BIG,
+	ACCEL_N_WHY
+};
+
 /* The program record of op-table entry `op` of `image`, or 0 when the op
  * runs on the software path: no accelerator, no accelerator section, an
  * image compiled for another geometry or model window, or no program for
- * that op. */
-const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op);
+ * that op.  When it returns 0 and `why` is not null, *why says which. */
+const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op, uint8_t *why);
+
+/* The text of an accel_why code (what the server prints per layer). */
+const char *accel_why(unsigned why);
 
 /* Runs a program record to its CALLBACK: loads the kernel code, streams the
  * TensorEngine words, waits.  Returns 0, or -1 after printing the

@@ -329,7 +329,7 @@ static uint32_t elements_of(const tensor_t *t)
 	return n;
 }
 
-int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t max_layers)
+int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_layer_t *layers, uint32_t max_layers)
 {
 	uint32_t no = section(image, MODEL_SECTION_W_N_OPS), vw = section(image, MODEL_SECTION_W_VW);
 	volatile uint8_t *out_block = (volatile uint8_t *)model_output(image);
@@ -339,6 +339,7 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t
 		uint32_t layer = op[MODEL_OP_W_LAYER];
 		uint64_t t0 = cycles_now();
 		int err = 0;
+		uint8_t why = ACCEL_RAN;
 		tensor_t t;
 		switch (op[MODEL_OP_W_OPCODE]) {
 		case MODEL_OPCODE_STREAM_IN:
@@ -356,7 +357,7 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t
 		case MODEL_OPCODE_MAXPOOL: {
 			/* The accelerator runs the op when the image has its program
 			 * (accel.h); otherwise the plain C below does. */
-			const volatile uint32_t *prog = accel_program(image, i);
+			const volatile uint32_t *prog = accel_program(image, i, &why);
 			if (prog) {
 				if (accel_run(prog, layer))
 					return -1;
@@ -378,6 +379,12 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, uint32_t
 		if (layer != MODEL_NONE && layer < max_layers) {
 			uint64_t cycles = cycles_now() - t0;
 			timings_us[layer] = (uint32_t)((cycles + TSOC_SYS_CLK_FREQ / 2000000) / (TSOC_SYS_CLK_FREQ / 1000000));
+			if (layers) {
+				layers[layer].op = (uint16_t)i;
+				layers[layer].opcode = (uint8_t)op[MODEL_OP_W_OPCODE];
+				layers[layer].cycles = cycles > 0xffffffffu ? 0xffffffffu : (uint32_t)cycles;
+				layers[layer].why = why;
+			}
 		}
 	}
 	return accelerated;

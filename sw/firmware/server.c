@@ -13,6 +13,7 @@
 #include <generated/mem.h>
 #include <generated/soc.h>
 
+#include "accel.h"
 #include "boot.h"
 #include "crc32.h"
 #include "host_port.h"
@@ -34,6 +35,8 @@ static struct {
 /* Per-layer times of the last inference, microseconds (RTimings). */
 #define MAX_LAYERS 64
 static uint32_t timings_us[MAX_LAYERS];
+/* Where each layer of the last inference ran, and its exact cycles. */
+static model_layer_t layers[MAX_LAYERS];
 static uint32_t tensor_valid_len;     /* bytes of a complete WTensor / frame, 0: none */
 
 static void publish_spec(void)
@@ -125,15 +128,31 @@ static void run_inference(void)
 		/* Each compute op on the accelerator when the image has its
 		 * program (accel.c), otherwise in plain C on the MCORE. */
 		const volatile uint32_t *image = (const volatile uint32_t *)MODEL_WINDOW_BASE;
+		memset(layers, 0, sizeof layers);
 		uint64_t t0 = cycles_now();
-		int accelerated = model_execute(image, timings_us, MAX_LAYERS);
+		int accelerated = model_execute(image, timings_us, layers, MAX_LAYERS);
+		uint64_t cycles = cycles_now() - t0;
 		if (accelerated < 0) {
 			cause = HOST_ERR_BAD_MODEL;
 		} else {
 			host_port_set_rtensor(model_output(image), model.output_bytes);
 			host_port_set_rtimings(timings_us, 4 * model.n_layers);
+			/* Per layer, where it ran (the firmware decides: accel.c) and
+			 * its cycles; printed after the inference, outside its timing.
+			 * verification/soc/model_job.py parses these lines. */
+			for (uint32_t l = 0; l < model.n_layers; l++) {
+				static const char *const names[] = {"CONV", "LIN", "MAXPOOL"};
+				const model_layer_t *r = &layers[l];
+				uint32_t k = r->opcode - MODEL_OPCODE_CONV;
+				if (r->why == ACCEL_RAN)
+					printf("server: layer %lu op %u %s on the accelerator, %lu cycles\n", (unsigned long)l,
+					       r->op, k < 3 ? names[k] : "?", (unsigned long)r->cycles);
+				else
+					printf("server: layer %lu op %u %s in software, %lu cycles (%s)\n", (unsigned long)l,
+					       r->op, k < 3 ? names[k] : "?", (unsigned long)r->cycles, accel_why(r->why));
+			}
 			printf("server: inference done in %lu cycles (%d of %lu layers on the accelerator)\n",
-			       (unsigned long)(cycles_now() - t0), accelerated, (unsigned long)model.n_layers);
+			       (unsigned long)cycles, accelerated, (unsigned long)model.n_layers);
 		}
 	}
 	host_port_finish(HOST_STATUS_WAIT_INFERENCE, cause);

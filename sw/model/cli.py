@@ -38,30 +38,44 @@ def _load(args):
         raise _user_error(str(e)) from None
 
 
-def _compile(model):
-    from sw.model.compiler import compile_model
+def _compile(model, args):
+    """(image, CompileReport); with --require-accel a layer left in software
+    is an error (exit 1, naming the layer, the op and the rule)."""
+    from sw.model.compiler import compile_report
     from sw.model.yamlsrc import ModelError
     try:
-        return compile_model(model)
+        return compile_report(model, require_accel=getattr(args, "require_accel", False))
     except ModelError as e:
         raise _user_error(str(e)) from None
+
+
+def _loud(model, report):
+    """Stderr too: a model whose accelerator section was dropped runs every
+    layer in software, which must not pass unnoticed."""
+    import sys
+    if report.dropped:
+        print(f"WARNING: {model.file}: {report.dropped}", file=sys.stderr)
 
 
 def cmd_check(args):
     from sw.model.compiler import summary
     model = _load(args)
-    image = _compile(model)
-    print(summary(model, image))
+    image, report = _compile(model, args)
+    print(summary(model, image, report))
+    _loud(model, report)
     print(f"{args.file}: OK")
     return 0
 
 
 def cmd_compile(args):
+    from sw.model.compiler import placement_lines
     model = _load(args)
-    image = _compile(model)
+    image, report = _compile(model, args)
     Path(args.output).write_bytes(image)
     print(f"{args.output}: {len(image)} bytes, {model.n_layers} layer(s), input {model.input_bytes} B, "
           f"output {model.output_bytes} B")
+    print("\n".join(placement_lines(model, report)))
+    _loud(model, report)
     return 0
 
 
@@ -144,8 +158,15 @@ def register(groups):
                        help="override a soc/config.py field (vw, main_ram_size, tensor_window_size, ...)")
         return q
 
-    model_parser("check", "check every rule of a model and show its memory plan").set_defaults(func=cmd_check)
-    c = model_parser("compile", "compile a model into a model image (WModel)")
+    def require_accel(q):
+        q.add_argument("--require-accel", action="store_true",
+                       help="fail (exit 1) when any TENS_CONV/TENS_LIN/TENS_MAXPOOL would run on the MCORE "
+                            "software path instead of the accelerator, naming the layer, op and rule")
+        return q
+
+    require_accel(model_parser("check", "check every rule of a model, show its memory plan and where each "
+                                        "layer runs")).set_defaults(func=cmd_check)
+    c = require_accel(model_parser("compile", "compile a model into a model image (WModel)"))
     c.add_argument("-o", "--output", required=True, metavar="model.bin")
     c.set_defaults(func=cmd_compile)
     g = model_parser("golden", "write the golden inputs, expected outputs and float outputs")

@@ -7,6 +7,8 @@ Constants loaded by the load sequences are stored as the device holds them
 (stream-padded lanes included, as 0), so the firmware uses them in place.
 """
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from sw import model_image as mi
@@ -109,11 +111,85 @@ def accel_data_base(model, payload):
     return win + mi.HEADER_SIZE + len(payload) + (-len(payload) % 4) + mi.accel_data_offset()
 
 
-def compile_model(model, accel=None):
-    """The model image (bytes).  Raises ModelError when it does not fit the
-    model window, naming the load op whose constant crosses the limit.
-    ``accel`` (default: the configuration has an accelerator) appends the
-    accelerator section (sw/model/accel.py)."""
+@dataclass
+class Placement:
+    """Where the compiler put one compute op: on the accelerator (its
+    program is in the image's accelerator section) or on the MCORE's software
+    path (``reason``: the rule that stops it).  The firmware has the last
+    word at run time (accel.c accel_program: an image compiled for another
+    geometry or model window runs in software): `tsoc sim` reports that."""
+    op_index: int                 # index in the image's op table
+    op: object                    # sw.model.frontend.Op
+    program: object = None        # sw.model.accel.LayerProgram, or None
+    reason: str = None            # why it stays in software
+
+    @property
+    def layer(self):
+        return self.op.layer
+
+    @property
+    def engine(self):
+        return "accel" if self.program is not None else "software"
+
+
+@dataclass
+class CompileReport:
+    """What compile_report() decided, per compute op (``layers``, in layer
+    order).  ``dropped``: why the whole accelerator section was left out of
+    an image that asked for one (None: it was not)."""
+    layers: list = field(default_factory=list)
+    dropped: str = None
+
+    @property
+    def software(self):
+        return [p for p in self.layers if p.program is None]
+
+    @property
+    def accelerated(self):
+        return len(self.layers) - len(self.software)
+
+
+NO_ACCELERATOR = "the configuration has no accelerator (accelerator=0): the MCORE runs every layer"
+NO_SECTION = "compiled without the accelerator section (the software-path baseline)"
+
+
+def _placements(model, progs=None, reason=None):
+    """Placement of every compute op: from plan()'s ``progs`` ({op index:
+    LayerProgram or reason}), or all in software for ``reason``."""
+    out, index = [], 0
+    for op in model.ops:
+        if op.kind == "stream":
+            index += (op.c2h is not None) + (op.h2c is not None)
+            continue
+        p = progs.get(index, "no program") if progs is not None else reason
+        out.append(Placement(index, op, None if isinstance(p, str) else p, p if isinstance(p, str) else None))
+        index += 1
+    return out
+
+
+def require_accel_error(model, report):
+    """The ModelError of --require-accel for ``report``, or None when every
+    compute op runs on the accelerator."""
+    soft = report.software
+    if not soft:
+        return None
+    first = soft[0]
+    head = (f"{first.op.where()}: layer {first.layer} would run on the MCORE software path: {first.reason} "
+            f"(--require-accel: {len(soft)} of {len(report.layers)} layer(s) in software)")
+    more = "".join(f"\n  also layer {p.layer} ({p.op.where()}, line {p.op.line}): {p.reason}" for p in soft[1:])
+    return ModelError(head + more,
+                      model.file, first.op.line)
+
+
+def compile_report(model, accel=None, require_accel=False):
+    """(model image bytes, CompileReport).  Raises ModelError when the image
+    does not fit the model window, naming the load op whose constant crosses
+    the limit.  ``accel`` (default: the configuration has an accelerator)
+    appends the accelerator section (sw/model/accel.py).  When that section
+    would not fit the model window the image is compiled without it (every
+    layer in software; ``report.dropped`` says so, and model.warnings).
+    ``require_accel``: raise ModelError instead when any compute op would run
+    in software, naming the layer, the op and the rule."""
     tensors = [_tensor_entry(t) for t in model.tensors]
     ops = op_entries(model)
     names = [t.name for t in model.tensors]
@@ -122,18 +198,24 @@ def compile_model(model, accel=None):
     payload = mi.encode_payload(tensors, ops, names, consts, words)
     if accel is None:
         accel = bool(model.config.accelerator)
+    report = CompileReport()
     if accel:
         cfg = model.config
         from soc.tensorsoc import MEM_MAP
         from sw.model.accel import DataBlob
         data = DataBlob(accel_data_base(model, payload))
-        progs = [p for p in accel_programs(model, payload, data).values() if not isinstance(p, str)]
+        planned = accel_programs(model, payload, data)
+        report.layers = _placements(model, planned)
+        progs = [p.program for p in report.layers if p.program is not None]
         section = mi.encode_accel([(p.op_index, p.code, p.words, p.macs) for p in progs],
                                   geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
                                   memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
                                   model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0],
                                   data=data.bytes())
         payload = mi.with_accel(payload, section)
+    else:
+        why = NO_SECTION if model.config.accelerator else NO_ACCELERATOR
+        report.layers = _placements(model, reason=why)
     image = mi.build_image(payload, model.input_bytes, model.output_bytes, model.n_layers)
     limit = model.config.model_window_size
     if accel and len(image) > limit:
@@ -142,19 +224,60 @@ def compile_model(model, accel=None):
                f"{limit}-byte model window: compiled without it (every layer on the software path)")
         if msg not in model.warnings:
             model.warnings.append(msg)
-        return plain
-    if len(image) > limit:
+        report.dropped = msg
+        why = (f"the accelerator section does not fit the model window (image {len(image)} bytes "
+               f"with it, window {limit})")
+        report.layers = [Placement(p.op_index, p.op, None, why) for p in report.layers]
+        image = plain
+    elif len(image) > limit:
         overhead = len(image) - len(consts)
         culprit = next((op for op in model.load_ops if overhead + op.h2c.offset + op.h2c.nbytes > limit), None)
         where = f"{culprit.where()}, field 'res_dim'" if culprit else "model"
         line = culprit.node.key_lines.get("res_dim", culprit.line) if culprit else None
         raise ModelError(f"{where}: memory exhausted: the model image takes {len(image)} bytes "
                          f"({len(consts)} of constants), the model window has {limit}", model.file, line)
-    return image
+    if require_accel:
+        err = require_accel_error(model, report)
+        if err is not None:
+            raise err
+    return image, report
 
 
-def summary(model, image=None):
-    """Human-readable description of a checked (and compiled) model."""
+def compile_model(model, accel=None, require_accel=False):
+    """The model image (bytes): compile_report() without the report."""
+    return compile_report(model, accel, require_accel)[0]
+
+
+def placement_lines(model, report):
+    """Human-readable: where each compute layer runs and why, with its
+    roofline bounds (sw/model/roofline.py); a loud line when the accelerator
+    section was dropped."""
+    from sw.model import roofline
+    cfg = model.config
+    lines = []
+    if report.dropped:
+        lines.append(f"  WARNING: {model.file}: {report.dropped}")
+    lines.append(f"  where each layer runs (accelerator: TensorEngine + PCOREs; software: the MCORE), "
+                 f"bounds at NP x VW = {cfg.np * cfg.vw} MACs/clock and {roofline.bus_bytes_per_clock(cfg)} "
+                 f"DDR bytes/clock:")
+    for p in report.layers:
+        r = roofline.layer(p.op, cfg, program=p.program)
+        bound = f"{r.macs:>8} MACs, {r.min_ddr_bytes:>7} DDR bytes, bound {r.bound_cycles:>7} cycles ({r.bound})"
+        if p.program is not None:
+            kernel = p.program.kernel.split(" ", 1)[0] or p.program.kind
+            how = f"accelerator  {kernel}, {getattr(p.program, 'tiling', '') or f'{p.program.passes} pass(es)'}"
+        else:
+            how = f"SOFTWARE     {p.reason}"
+        lines.append(f"    L{p.layer:<3} {p.op.type_name:<13} {bound}  {how}")
+    n = len(report.layers)
+    lines.append(f"  {report.accelerated} of {n} layer(s) on the accelerator"
+                 + (f"; {n - report.accelerated} on the MCORE software path" if report.software else ""))
+    return lines
+
+
+def summary(model, image=None, report=None):
+    """Human-readable description of a checked (and compiled) model;
+    ``report`` (compile_report's) adds where each layer runs."""
     lines = [f"{model.file}: {len(model.sequences)} sequence(s), {len(model.tensors)} tensor(s), "
              f"{model.n_layers} layer(s), Q{16 - model.frac_bits}.{model.frac_bits}, VW={model.vw}"]
     for s in model.sequences:
@@ -176,5 +299,7 @@ def summary(model, image=None):
     if image is not None:
         lines.append(f"  image {len(image)} B (model window {model.config.model_window_size}), "
                      f"format version {mi.FORMAT_VERSION}")
-    lines += [f"  warning: {w}" for w in model.warnings]
+    if report is not None:
+        lines += placement_lines(model, report)
+    lines += [f"  warning: {w}" for w in model.warnings if report is None or w != report.dropped]
     return "\n".join(lines)

@@ -1,22 +1,49 @@
 """A YAML model run end to end through the host port: compile, golden, then
 WModel / WTensor / Inference / RTensor / RTimings, compared with the golden
-model bit for bit.  Used by `make sim` (verification/soc/sim_main.py)."""
+model bit for bit.  Used by `make sim` (verification/soc/sim_main.py).
+
+Where each layer ran comes from the device: after an inference the server
+prints a console line per layer (sw/firmware/server.c, ``LAYER_LINE``): on
+the accelerator or in software with the firmware's reason, and the layer's
+exact cycles.  The roofline of each layer is sw/model/roofline.py's."""
+
+import re
 
 import numpy as np
 
 from sw.model import layout as L
+from sw.model import roofline
+
+# sw/firmware/server.c, one per layer after each inference:
+#   server: layer 0 op 1 CONV on the accelerator, 9612 cycles
+#   server: layer 2 op 4 LIN in software, 64400 cycles (no program for this op in the accelerator section)
+LAYER_LINE = re.compile(r"server: layer (\d+) op (\d+) (\w+|\?) (on the accelerator|in software), (\d+) cycles"
+                        r"(?: \((.*)\))?$")
 
 
 def layer_macs(op):
     """Multiply-accumulates of a compute op (0 for maxpool)."""
-    if op.kind == "conv":
-        ho, wo, co = op.res.dims
-        kh, kw, ci, _ = op.a.dims
-        return ho * wo * co * kh * kw * ci
-    if op.kind == "lin":
-        n_out, n_in = op.a.dims
-        return n_out * n_in * op.res.dims[1]
-    return 0
+    return roofline.useful_macs(op)
+
+
+def device_layers(lines):
+    """{layer: {"engine": "accel" | "software", "cycles", "op", "opcode",
+    "reason"}} from the server's per-layer console lines (the last inference
+    in ``lines`` wins)."""
+    out = {}
+    for line in lines:
+        m = LAYER_LINE.search(line)
+        if m:
+            soft = m.group(4) == "in software"
+            out[int(m.group(1))] = {"engine": "software" if soft else "accel", "cycles": int(m.group(5)),
+                                    "op": int(m.group(2)), "opcode": m.group(3),
+                                    "reason": m.group(6) if soft else None}
+    return out
+
+
+def software_lines(lines):
+    """The per-layer console lines of layers that ran in software."""
+    return [l for l in lines if (m := LAYER_LINE.search(l)) and m.group(4) == "in software"]
 
 
 def golden_io(model):
@@ -26,47 +53,78 @@ def golden_io(model):
     return g, L.host_input(model, g.fixed), L.host_output(model, g.fixed)
 
 
-async def _infer(dev, image, inp, model, timeout):
+async def _infer(dev, image, inp, model, timeout, console=None):
+    """(output bytes, RTimings us, device_layers() of the console or None)."""
     await dev.write_model(image)
     await dev.write_tensor(inp)
+    n = len(console.lines) if console is not None else 0
     await dev.infer(timeout=timeout)
     got = await dev.read_tensor(model.output_bytes)
-    return got, await dev.timings(model.n_layers)
+    times = await dev.timings(model.n_layers)
+    where = None
+    if console is not None:
+        # The per-layer lines come before this one (server.c).
+        await console.wait_for("server: inference done", start=n)
+        where = device_layers(console.lines[n:])
+    return got, times, where
 
 
-async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, software=True):
+def _row(op, us, sys_clk_freq, peak, where, program, config):
+    """One layer of the result: RTimings, the device's per-layer line, the
+    compiler's placement and the roofline."""
+    rt_cycles = round(us * sys_clk_freq / 1e6)
+    cycles = where["cycles"] if where else rt_cycles
+    macs = layer_macs(op)
+    row = {"layer": op.layer, "op": op.type_name, "result": op.res.name, "dims": list(op.res.dims),
+           "act": op.act, "us": us, "cycles": cycles, "rtimings_cycles": rt_cycles, "macs": macs,
+           "macs_per_clock": macs / cycles if cycles else 0.0,
+           "peak_macs_per_clock": peak if macs else 0,
+           "of_peak": macs / cycles / peak if cycles and macs else 0.0,
+           "engine": where["engine"] if where else None,
+           "compiled_engine": "software" if program is None or isinstance(program, str) else "accel"}
+    if where and where["reason"]:
+        row["software_reason"] = where["reason"]
+    if isinstance(program, str):
+        row["compile_reason"] = program
+    row["roofline"] = roofline.layer(op, config, cycles=cycles, program=program).as_dict()
+    return row
+
+
+async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, software=True, console=None,
+                    require_accel=False):
     """Runs ``model`` on the device; returns a result dict (per-layer times,
-    MACs, outputs compared with the golden model).  With an accelerator in
-    the configuration the model runs twice: its image with the accelerator
-    section, then (``software``) the same image without it, which the
-    firmware runs on its software path: the speedup baseline."""
-    from sw.model.compiler import compile_model
+    where each layer ran, roofline, outputs compared with the golden model).
+    With an accelerator in the configuration the model runs twice: its image
+    with the accelerator section, then (``software``) the same image without
+    it, which the firmware runs on its software path: the speedup baseline.
+    ``console`` (host_env.Console): where each layer ran and its exact cycles
+    come from the server's per-layer lines (without it: not known, cycles
+    from RTimings).  ``require_accel``: the compiler refuses a model with a
+    layer it cannot put on the accelerator (sw.model.yamlsrc.ModelError)."""
+    from sw.model.compiler import compile_model, compile_report
     from verification.golden.cnn import dequantize
     g, inp, expected = golden_io(model)
     accel = bool(model.config.accelerator)
-    runs = [("accelerated" if accel else "software", compile_model(model, accel=accel))]
+    image, report = compile_report(model, accel=accel, require_accel=require_accel)
+    programs = {p.layer: p.program if p.program is not None else p.reason for p in report.layers}
+    runs = [("accelerated" if accel else "software", image)]
     if accel and software:
         runs.append(("software", compile_model(model, accel=False)))
     results = {}
-    for name, image in runs:
-        results[name] = await _infer(dev, image, inp, model, timeout)
-    got, times_us = results[runs[0][0]]
-    soft_us = results["software"][1] if "software" in results else None
+    for name, img in runs:
+        results[name] = await _infer(dev, img, inp, model, timeout, console)
+    got, times_us, where = results[runs[0][0]]
+    soft = results.get("software") if accel and software else None
     layers = []
     for op in model.exec_ops:
         if op.layer is None:
             continue
-        us = times_us[op.layer]
-        cycles = round(us * sys_clk_freq / 1e6)
-        macs = layer_macs(op)
-        row = {"layer": op.layer, "op": op.type_name, "result": op.res.name, "dims": list(op.res.dims),
-               "act": op.act, "us": us, "cycles": cycles, "macs": macs,
-               "macs_per_clock": macs / cycles if cycles else 0.0,
-               "peak_macs_per_clock": peak_macs_per_clock if macs else 0,
-               "of_peak": macs / cycles / peak_macs_per_clock if cycles and macs else 0.0}
-        if soft_us is not None:
-            row["software_cycles"] = round(soft_us[op.layer] * sys_clk_freq / 1e6)
-            row["speedup"] = row["software_cycles"] / cycles if cycles else 0.0
+        row = _row(op, times_us[op.layer], sys_clk_freq, peak_macs_per_clock,
+                   where.get(op.layer) if where is not None else None, programs.get(op.layer), model.config)
+        if soft is not None:
+            sw_where = soft[2].get(op.layer) if soft[2] is not None else None
+            row["software_cycles"] = sw_where["cycles"] if sw_where else round(soft[1][op.layer] * sys_clk_freq / 1e6)
+            row["speedup"] = row["software_cycles"] / row["cycles"] if row["cycles"] else 0.0
         layers.append(row)
     def mismatch(b):
         return int(sum(x != y for x, y in zip(b, expected)) + abs(len(b) - len(expected)))
@@ -75,11 +133,17 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
         err = dequantize(fixed, model.frac_bits) - real
         float_err.append({"tensor": op.c2h.name, "max_abs": float(np.max(np.abs(err))),
                           "rms": float(np.sqrt(np.mean(err ** 2)))})
+    known = where is not None
     out = {"layers": layers, "output_bytes": len(got), "bit_exact": all(r[0] == expected for r in results.values()),
            "mismatched_bytes": mismatch(got), "float_error": float_err,
-           "path": "accelerated (TensorEngine + PCOREs)" if accel else "software (MCORE)"}
-    if soft_us is not None:
-        soft_got = results["software"][0]
+           "path": "accelerated (TensorEngine + PCOREs)" if accel else "software (MCORE)",
+           "layers_on_accelerator": sum(l["engine"] == "accel" for l in layers) if known else None,
+           "layers_in_software": [l["layer"] for l in layers if l["engine"] == "software"] if known else None,
+           "require_accel": require_accel,
+           "roofline": {"peak_macs_per_clock": model.config.np * model.config.vw,
+                        "bus_bytes_per_clock": roofline.bus_bytes_per_clock(model.config)}}
+    if soft is not None:
+        soft_got = soft[0]
         out["software"] = {"bit_exact": soft_got == expected, "mismatched_bytes": mismatch(soft_got),
                            "cycles": sum(l["software_cycles"] for l in layers)}
         total = sum(l["cycles"] for l in layers)
@@ -87,24 +151,52 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
     return out
 
 
-def print_result(result, say):
+def require_accel_failures(result):
+    """`tsoc sim --require-accel`: a message per layer the device did not
+    run on the accelerator (or did not say where it ran)."""
+    return [f"layer {l['layer']} ({l['op']}): {l.get('software_reason') or 'no per-layer console line'}"
+            for l in result["layers"] if l.get("engine") != "accel"]
+
+
+def _engine(l):
+    return {"accel": "accelerator", "software": "SOFTWARE", None: "?"}[l.get("engine")]
+
+
+def print_result(result, say, config=None):
+    """The per-layer table (where each layer ran, from the device), then the
+    roofline table (sw/model/roofline.py)."""
     soft = "software" in result
-    head = f"[model] {'layer':<6}{'op':<14}{'result':<18}{'MACs':>10}{'time (us)':>11}{'cycles':>11}{'MACs/clk':>10}{'of peak':>9}"
+    head = (f"[model] {'layer':<6}{'op':<14}{'result':<18}{'ran on':<13}{'MACs':>10}{'time (us)':>11}{'cycles':>11}"
+            f"{'MACs/clk':>10}{'of peak':>9}")
     say(head + (f"{'sw cycles':>11}{'speedup':>9}" if soft else ""))
     for l in result["layers"]:
-        line = (f"[model] {l['layer']:<6}{l['op']:<14}{l['result']:<18}{l['macs']:>10}{l['us']:>11}{l['cycles']:>11}"
-                f"{l['macs_per_clock']:>10.3f}{100 * l['of_peak']:>8.1f}%")
+        line = (f"[model] {l['layer']:<6}{l['op']:<14}{l['result']:<18}{_engine(l):<13}{l['macs']:>10}{l['us']:>11}"
+                f"{l['cycles']:>11}{l['macs_per_clock']:>10.3f}{100 * l['of_peak']:>8.1f}%")
         if soft:
             line += f"{l['software_cycles']:>11}{l['speedup']:>8.1f}x"
         say(line)
+    for l in result["layers"]:
+        if l.get("engine") == "software":
+            say(f"[model] layer {l['layer']} ({l['op']}) ran in SOFTWARE on the MCORE: {l.get('software_reason')}"
+                + (f"; compiler: {l['compile_reason']}" if l.get("compile_reason") else ""))
     total_macs = sum(l["macs"] for l in result["layers"])
     total_cycles = sum(l["cycles"] for l in result["layers"])
     peak = max((l["peak_macs_per_clock"] for l in result["layers"]), default=0)
     say(f"[model] total {total_macs} MACs in {total_cycles} cycles on the {result['path']} path: "
         f"{total_macs / total_cycles if total_cycles else 0:.3f} MACs/clock (accelerator peak {peak})")
+    if result.get("layers_on_accelerator") is not None:
+        n = len(result["layers"])
+        say(f"[model] {result['layers_on_accelerator']} of {n} layer(s) ran on the accelerator (the device's "
+            f"per-layer console lines)" + (f"; in software: layer(s) {result['layers_in_software']}"
+                                           if result["layers_in_software"] else ""))
     if soft:
         say(f"[model] software path: {result['software']['cycles']} cycles; speedup of the {result['path']} path "
             f"{result['speedup']:.1f}x")
+    if config is not None and result["layers"]:
+        say(f"[model] {roofline.legend(config)}")
+        say(f"[model] {'layer':<6}{'op':<14}{roofline.header()}")
+        for l in result["layers"]:
+            say(f"[model] {l['layer']:<6}{l['op']:<14}{roofline.row(roofline.Roofline.from_dict(l['roofline']))}")
     say(f"[model] outputs vs golden model: {'BIT-EXACT' if result['bit_exact'] else 'MISMATCH'} "
         f"({result['output_bytes']} bytes, {result['mismatched_bytes']} differ"
         + (f"; software path {result['software']['mismatched_bytes']} differ)" if soft else ")"))

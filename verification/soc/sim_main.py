@@ -3,7 +3,8 @@ SPI/QPI host port with the host library, as a host processor would.
 
 Prints the console, RID and the decoded RSpec, and the simulation figures.
 Run by soc/cli.py (`tsoc sim`) through cocotb's runner; options come in
-environment variables (TSOC_SIM_QPI, TSOC_SIM_BOOT_FLAGS)."""
+environment variables (TSOC_SIM_QPI, TSOC_SIM_BOOT_FLAGS, TSOC_SIM_MODEL,
+TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL)."""
 
 import os
 import sys
@@ -44,14 +45,16 @@ async def main(dut):
     say(f"[host] status = {status}")
     result = None
     model_file = os.environ.get("TSOC_SIM_MODEL")
+    require_accel = os.environ.get("TSOC_SIM_REQUIRE_ACCEL", "0") == "1"
     if model_file:
         from sw.model.frontend import load_model
         from verification.soc.model_job import print_result, run_model
         model = load_model(model_file, cfg)
         say(f"[model] {model_file}: {model.n_layers} layers, input {model.input_bytes} B, "
             f"output {model.output_bytes} B")
-        result = await run_model(dev, model, cfg.sys_clk_freq, cfg.peak_macs_per_clock)
-        print_result(result, say)
+        result = await run_model(dev, model, cfg.sys_clk_freq, cfg.peak_macs_per_clock, console=console,
+                                 require_accel=require_accel)
+        print_result(result, say, cfg)
     cycles = round(get_sim_time(unit="ns") * cfg.sys_clk_freq / 1e9)
     wall = time.monotonic() - wall0
     say(f"[sim] {cycles} cycles ({cycles / cfg.sys_clk_freq * 1e3:.3f} ms at {cfg.sys_clk_freq / 1e6:.0f} MHz) "
@@ -67,3 +70,7 @@ async def main(dut):
     assert spec["tiles"] == cfg.np and spec["internal_kib"] == cfg.main_ram_size // 1024, spec
     assert memtest_ok, "the boot memory test did not pass"
     assert result is None or result["bit_exact"], "the model's outputs differ from the golden model"
+    if require_accel and result is not None:
+        from verification.soc.model_job import require_accel_failures
+        soft = require_accel_failures(result)
+        assert not soft, "--require-accel: layer(s) ran in software on the device: " + "; ".join(soft)

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 BENCH_DDR_BYTES = 64 * 1024
-LAYER_DDR_BYTES = 128 * 1024
+LAYER_DDR_BYTES = 2 * 1024 * 1024     # the raw and the arranged weights of examples/wide_cnn.yaml
 LAYER_MODELS = ("examples/cnn_instructions.yaml", "examples/bench/layer_bench.yaml")
 LAYER_TARGET = 0.70          # issue 7: conv and linear layers at 70% of the peak MACs per clock
 
@@ -89,7 +89,9 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
     return rep
 
 
-def format_layers(rep):
+def format_layers(rep, config=None):
+    """The per-layer table, then each layer's roofline (sw/model/roofline.py)."""
+    from sw.model import roofline
     lines = [f"Accelerator layer programs on the TensorEngine + PCORE array (NP={rep['np']} NT={rep['nt']} "
              f"VW={rep['vw']}, peak {rep['peak']} MACs/clock), clocks from the first instruction word to the "
              "layer's CALLBACK, without the MCORE",
@@ -99,13 +101,30 @@ def format_layers(rep):
         for r in m["layers"]:
             name = Path(m["model"]).name
             if "clocks" not in r:
-                lines.append(f"{name:<26} {r['layer']:>5} {r['kind']:<8} software path: {r['software']}")
+                lines.append(f"{name:<26} {r['layer']:>5} {r['kind']:<8} SOFTWARE (no accelerator program): "
+                             f"{r['software']}")
                 continue
             lines.append(f"{name:<26} {r['layer']:>5} {r['kind']:<8} {r['macs']:>8} {r['clocks']:>7} "
                          f"{r['macs_per_clock']:>8.2f} {100 * r['of_peak']:>6.1f}% {r['passes']:>6} "
                          f"{r['transfers']:>4} ({r['vector_transfers']} vec)  "
                          f"{'bit-exact' if r['bit_exact'] else 'MISMATCH'}")
+    rows = [(m, r) for m in rep["models"] for r in m["layers"] if "roofline" in r]
+    if rows:
+        if config is None:
+            from types import SimpleNamespace
+            config = SimpleNamespace(np=rep["np"], vw=rep["vw"], te_bus_bytes=rows[0][1]["roofline"]["bus_bytes_per_clock"])
+        lines += ["", roofline.legend(config),
+                  f"{'model':<26} {'layer':>5} {'op':<8} {roofline.header()}"]
+        for m, r in rows:
+            lines.append(f"{Path(m['model']).name:<26} {r['layer']:>5} {r['kind']:<8} "
+                         f"{roofline.row(roofline.Roofline.from_dict(r['roofline']))}")
     return "\n".join(lines)
+
+
+def software_layers(rep):
+    """[(model, layer, kind, reason)] of the layers without an accelerator program."""
+    return [(m["model"], r["layer"], r["kind"], r["software"]) for m in rep["models"] for r in m["layers"]
+            if "clocks" not in r]
 
 
 def cmd_bench_layers(args):
@@ -115,6 +134,10 @@ def cmd_bench_layers(args):
     except FileNotFoundError as e:
         raise UserError(str(e))
     print(format_layers(rep))
+    soft = software_layers(rep)
+    if args.require_accel and soft:
+        raise UserError("--require-accel: " + "; ".join(f"{m} layer {l} ({k}) has no accelerator program: {why}"
+                                                        for m, l, k, why in soft))
     if args.trace:
         d = Path(args.trace)
         d.mkdir(parents=True, exist_ok=True)
@@ -178,9 +201,13 @@ def register(groups):
         description="Runs each conv/linear/maxpool op's accelerator program (sw/model/accel.py) on the "
                     "TensorEngine with the real PCORE array and a bursting DDR, without the MCORE, checks "
                     "the result against the golden model and prints clocks and MACs per clock against the "
-                    "peak (NP x VW).  `make sim` measures the same programs inside the SoC, firmware included.")
+                    "peak (NP x VW), and each layer's roofline: its clocks against the MAC bound (useful MACs "
+                    "/ NP x VW) and the DDR bound (bytes it must move / the bus's bytes per clock), useful and "
+                    "padded MACs apart (sw/model/roofline.py, docs/models.md).  `make sim` measures the same programs inside the SoC, firmware included.")
     layers.add_argument("models", nargs="*", metavar="MODEL",
                         help=f"YAML models (default: {' '.join(LAYER_MODELS)})")
     layers.add_argument("--json", metavar="FILE", help="also write the figures (with each layer's trace) as JSON")
     layers.add_argument("--trace", metavar="DIR", help="write each layer's activity trace report into DIR")
+    layers.add_argument("--require-accel", action="store_true",
+                        help="fail when a layer has no accelerator program (it would run on the MCORE)")
     layers.set_defaults(func=cmd_bench_layers)

@@ -25,7 +25,7 @@ from cocotb.utils import get_sim_time
 
 from sw import te_trace
 from sw.mcore import isa
-from sw.model import accel, layout as L
+from sw.model import accel, layout as L, roofline
 from sw.model.frontend import load_model
 from verification.golden import cnn
 from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
@@ -97,9 +97,11 @@ async def layer_programs(dut):
     results = []
     compute = [op for op in model.ops if op.kind != "stream"]
     for (index, prog), op in zip(sorted(progs.items()), compute):
-        row = {"layer": op.layer, "kind": op.kind, "result": op.res.name}
+        row = {"layer": op.layer, "kind": op.kind, "op": op.type_name, "result": op.res.name,
+               "engine": "software" if isinstance(prog, str) else "accel"}
         if isinstance(prog, str):
             row["software"] = prog
+            row["roofline"] = roofline.layer(op, config).as_dict()
             results.append(row)
             continue
         await load_kernel(dut, prog.code)
@@ -118,7 +120,8 @@ async def layer_programs(dut):
                    errors=errors, bit_exact=bool(np.array_equal(got, want)),
                    transfers=sum(r.name == "XFER_START" for r in records),
                    vector_transfers=sum(r.name == "XFER_START" and r.vector for r in records),
-                   trace=te_trace.text(records))
+                   trace=te_trace.text(records),
+                   roofline=roofline.layer(op, config, cycles=clocks, program=prog).as_dict())
         results.append(row)
         dut._log.info(f"layer {op.layer} {op.kind}: {clocks} clocks, {row['macs_per_clock']:.2f} MACs/clock "
                       f"({100 * row['of_peak']:.1f}% of {peak}), {row['transfers']} transfers "

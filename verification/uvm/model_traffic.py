@@ -27,8 +27,12 @@ class ModelTraffic:
 
 
 def from_model(model, name=None):
+    """The traffic of ``model``.  With an accelerator in the configuration
+    every compute op must get an accelerator program (compile_model's
+    require_accel, as `tsoc model compile --require-accel`): the regression
+    runs no model with a layer left on the MCORE software path."""
     from verification.golden.cnn import run
-    image = compile_model(model)
+    image = compile_model(model, require_accel=bool(model.config.accelerator))
     g = run(model)
     inp = L.host_input(model, g.fixed)
     out = L.host_output(model, g.fixed)

@@ -256,6 +256,18 @@ class Scoreboard(uvm_component):
         return (f"{obs.time_ps / 1e6:10.3f} us {cmd:<9} {obs.clocks:5d} clocks host {obs.host[1:9].hex()}"
                 f"{'..' if len(obs.host) > 9 else ''} device {dev[:12].hex()}{'..' if len(dev) > 12 else ''}")
 
+    def _check_layers_on_accelerator(self):
+        """With an accelerator in the SoC, every layer of every inference
+        ran on it: the server's per-layer console lines say where each ran
+        (the firmware decides, sw/firmware/accel.c), and none may say
+        software (the models are compiled with require_accel)."""
+        from verification.soc.model_job import software_lines
+        bfm = ConfigDB().get(self, "", "HOST_BFM")
+        if not self.config.accelerator or getattr(bfm, "console", None) is None:
+            return
+        for line in software_lines(bfm.console.lines):
+            self.mismatches.append(f"a layer ran in software on the device: {line!r}")
+
     def _mismatch(self, obs, slot, want, got, what):
         cmd = obs.cmd.name if obs.cmd is not None else f"code {obs.code}"
         fmt = lambda v: "-" if v is None else f"0x{v:02x}"
@@ -269,6 +281,7 @@ class Scoreboard(uvm_component):
             self.logger.error(f"MISMATCH {msg}\n  last transactions:\n    " + "\n    ".join(self.history))
 
     def check_phase(self):
+        self._check_layers_on_accelerator()
         self.logger.info(f"scoreboard: {self.checked} transactions checked, {len(self.mismatches)} mismatch(es), "
                          f"{self.resets} reset(s)")
         assert not self.mismatches, f"{len(self.mismatches)} mismatch(es); first: {self.mismatches[0]}"
