@@ -230,17 +230,19 @@ def test_lin_program():
     _check(prog, expected, exes)
     funcs = [i.addr for i in prog.instrs if isinstance(i, isa.Exe)]
     assert funcs[0] != funcs[1] and len(set(funcs[1:-1])) == 1 and funcs[-1] not in funcs[:-1]   # first, mid, finish
-    assert prog.tiling == "1 pass(es) of <= 32, 8 K tiles (1 row(s) x 32 input(s))"
+    assert prog.tiling == "1 pass(es) of <= 32, 8 K tiles of 32 inputs"
 
 
 def _tiled_models():
     """Models of tests/test_model_tiling.py that need the tile functions (channel tiles of a tanh
-    conv and of a maxpool), with their configurations."""
+    conv and of a maxpool, a row-tiled 8x8 maxpool window), with their configurations."""
     import test_model_tiling as T
     small = SoCConfig().with_overrides(**T.SMALL)
     return [(small, parse_model(T.conv_model(C=8, CO=32, act="NLIN_F_TANH"), file="t.yaml", config=small)),
             (SoCConfig().with_overrides(pcore_private_words=128),
-             parse_model(T.maxpool_model(C=32), file="m.yaml", config=SoCConfig().with_overrides(pcore_private_words=128)))]
+             parse_model(T.maxpool_model(C=32), file="m.yaml", config=SoCConfig().with_overrides(pcore_private_words=128))),
+            (SoCConfig(), parse_model(T.maxpool_model(H=8, W=8, C=16, K=8, stride=8, pad=0), file="g.yaml",
+                                      config=SoCConfig()))]
 
 
 def test_every_program_function_is_used():

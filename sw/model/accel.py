@@ -218,7 +218,8 @@ class Tiling:
             parts.append(f"{self.n_c_tiles} channel tiles of {self.c_tile}")
         if self.k_tiled:
             r, c = self.k_tile
-            parts.append(f"{len(self.k_tiles)} K tiles ({r} row(s) x {c} input(s))")
+            parts.append(f"{len(self.k_tiles)} K tiles of {c} inputs" if self.kernel == "linear" else
+                         f"{len(self.k_tiles)} K tiles ({r} kernel row(s) x {c} channel(s))")
         return ", ".join(parts)
 
 
@@ -271,15 +272,23 @@ def tile_linear(config, NI, NO, bias, bn):
     return Tiling("linear", NO // vw, config.np * config.nt, NO, NO, [(0, 0, k, k + kt - 1) for k in range(0, NI, kt)])
 
 
-def tile_maxpool(config, KK, C, P):
-    """Maxpool: a thread per output pixel holds its window (KK x CT) and CT
-    outputs; CT the most channels (a multiple of VW dividing C) that fit."""
+def tile_maxpool(config, KH, KW, C, P):
+    """Maxpool: a thread per output pixel holds its window (KH x KW x CT)
+    and CT outputs; CT the most channels (a multiple of VW dividing C) that
+    fit.  When even VW channels do not fit: CT = VW and tiles of the most
+    kernel rows (a divisor of KH) that fit, the running maximum in a
+    register."""
     vw, PW = config.vw, config.pcore_private_words
-    cts = [g * vw for g in _divisors(C // vw) if KK * g * vw + g * vw <= PW]
-    if not cts:
-        raise NoProgram(f"a window of {KK} taps x {vw} channels takes {KK * vw + vw} private words, "
+    T = config.np * config.nt
+    cts = [g * vw for g in _divisors(C // vw) if KH * KW * g * vw + g * vw <= PW]
+    if cts:
+        return Tiling("maxpool", P, T, C, max(cts), [(0, KH - 1, 0, C - 1)])
+    rts = [r for r in _divisors(KH) if r * KW * vw + vw <= PW]
+    if not rts:
+        raise NoProgram(f"one window row of {KW} taps x {vw} channels takes {KW * vw + vw} private words, "
                         f"a thread has {PW}")
-    return Tiling("maxpool", P, config.np * config.nt, C, max(cts), [None])
+    rt = max(rts)
+    return Tiling("maxpool", P, T, C, vw, [(ky, ky + rt - 1, 0, vw - 1) for ky in range(0, KH, rt)])
 
 
 @dataclass
@@ -612,31 +621,38 @@ class _Gen:
         KH, KW = op.kernel
         HO, WO = op.res.dims[0], op.res.dims[1]
         (sh, sw), (pt, _pb, pl, _pr) = op.stride, op.pad
-        KK = KH * KW
         P = HO * WO
-        tl = tile_maxpool(self.c, KK, C, P)
+        tl = tile_maxpool(self.c, KH, KW, C, P)
         CT = tl.c_tile
-        prog = self.kernel("maxpool.pcore", "maxpool", dict(KK=KK, C=CT, NPIX=1))
+        rt = tl.k_tile[0]
+        prog = self.kernel("maxpool.pcore", "maxpool", dict(KK=rt * KW, C=CT, NPIX=1))
         run, layer = self.statements(prog, "maxpool"), self.statements(prog, "layer")
         x, y = self.addr(op.a), self.addr(op.res)
         # Overlapping windows read each input element more than once: stage the input.
         x_space, x_at, staging = (self.stage_input(layer, x, H * W * C * EB, 0) if KH > sh or KW > sw
                                   else (DDR, x, []))
         func = "window_scratch" if x_space == SCRATCH else "window_ddr"
+
+        def loads(q0, n, t, ky0, ky1):
+            return lambda p: self.windows(run, func, q0, n, p, WO, sh, pt, X=x_at, H=H, W=W, C=C, KW=KW, SW=sw,
+                                          PL=pl, KY0=ky0, KY1=ky1, C0=t * CT, C1=t * CT + CT - 1)
+
+        def store(q0, n, t):
+            if CT == C:
+                return lambda p: run("store", p, Y=y, C=C, Q0=q0, N=n)
+            return lambda p: run("store_tile", p, Y=y, P=P, C=C, C0=t * CT, C1=t * CT + CT - 1, Q0=q0, N=n)
+
         steps = []
-        for t in range(tl.n_c_tiles):
-            for b in range(tl.n_passes):
-                q0, n = b * self.T, min(self.T, P - b * self.T)
-                steps.append(Step(
-                    n, lambda p, q0=q0, n=n, t=t: self.windows(run, func, q0, n, p, WO, sh, pt, X=x_at, H=H, W=W,
-                                                               C=C, KH=KH, KW=KW, SW=sw, PL=pl, C0=t * CT,
-                                                               C1=t * CT + CT - 1),
-                    ["exe"], None,
-                    (lambda p, q0=q0, n=n: run("store", p, Y=y, C=C, Q0=q0, N=n)) if CT == C else
-                    (lambda p, q0=q0, n=n, t=t: run("store_tile", p, Y=y, P=P, C=C, C0=t * CT, C1=t * CT + CT - 1,
-                                                    Q0=q0, N=n))))
+        nk = len(tl.k_tiles)
+        for b in range(tl.n_passes):
+            q0, n = b * self.T, min(self.T, P - b * self.T)
+            for t in range(tl.n_c_tiles):
+                for ki, (ky0, ky1, _c0, _c1) in enumerate(tl.k_tiles):
+                    last = ki == nk - 1
+                    exes = ["exe"] if nk == 1 else ["first" if ki == 0 else "mid"] + (["finish"] if last else [])
+                    steps.append(Step(n, loads(q0, n, t, ky0, ky1), exes, None, store(q0, n, t) if last else None))
         instrs = schedule(steps, staging, lambda f, p, n: run(f, p, N=n))
-        return prog, instrs, len(steps), 0, 0, f"maxpool.pcore KK={KK} C={CT} NPIX=1", tl
+        return prog, instrs, len(steps), 0, 0, f"maxpool.pcore KK={rt * KW} C={CT} NPIX=1", tl
 
     def done(self, prog, layer):
         """The program's final CALLBACK, its tag the layer number."""

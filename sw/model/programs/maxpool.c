@@ -8,23 +8,40 @@
  */
 #include <stdint.h>
 
-/* The KH x KW windows, channels C0..C1, of output pixels OXA..OXA+N-1 of
- * one output row (threads TAU..TAU+N-1) of X[H][W][C], walked as in
- * convolution.c's patch_ddr; the padding reads -32768, below every value. */
-void window_ddr(uint32_t X, int H, int W, int C, int KH, int KW, int SW, int PL, int WO, int Y0, int C0, int C1, int OXA, int N, int TAU)
+/* The windows (kernel rows KY0..KY1, channels C0..C1; the whole window:
+ * 0..KH-1, 0..C-1) of output pixels OXA..OXA+N-1 of one output row
+ * (threads TAU..TAU+N-1) of X[H][W][C], walked as in convolution.c's
+ * patch_ddr; the padding reads -32768, below every value. */
+void window_ddr(uint32_t X, int H, int W, int C, int KW, int SW, int PL, int WO, int Y0, int KY0, int KY1, int C0, int C1, int OXA, int N, int TAU)
 {
-	> FOR(OX=OXA:OXA+N-1) PCORE(1).THREAD(NP*NT)[TAU:TAU+N-1].maxpool::win(KH*KW*(C1-C0+1))[:] <= PAD(-32768) DDR(X,H,W(WO+,SW+),C+)[Y0:Y0+KH-1][OX][-PL:KW-1-PL][C0:C1];
+	> FOR(OX=OXA:OXA+N-1) PCORE(1).THREAD(NP*NT)[TAU:TAU+N-1].maxpool::win((KY1-KY0+1)*KW*(C1-C0+1))[:] <= PAD(-32768) DDR(X,H,W(WO+,SW+),C+)[Y0+KY0:Y0+KY1][OX][-PL:KW-1-PL][C0:C1];
 }
 
 /* The same from the input's scratch-pad copy at X (overlapping windows). */
-void window_scratch(uint32_t X, int H, int W, int C, int KH, int KW, int SW, int PL, int WO, int Y0, int C0, int C1, int OXA, int N, int TAU)
+void window_scratch(uint32_t X, int H, int W, int C, int KW, int SW, int PL, int WO, int Y0, int KY0, int KY1, int C0, int C1, int OXA, int N, int TAU)
 {
-	> FOR(OX=OXA:OXA+N-1) PCORE(1).THREAD(NP*NT)[TAU:TAU+N-1].maxpool::win(KH*KW*(C1-C0+1))[:] <= PAD(-32768) SCRATCH(X,H,W(WO+,SW+),C+)[Y0:Y0+KH-1][OX][-PL:KW-1-PL][C0:C1];
+	> FOR(OX=OXA:OXA+N-1) PCORE(1).THREAD(NP*NT)[TAU:TAU+N-1].maxpool::win((KY1-KY0+1)*KW*(C1-C0+1))[:] <= PAD(-32768) SCRATCH(X,H,W(WO+,SW+),C+)[Y0+KY0:Y0+KY1][OX][-PL:KW-1-PL][C0:C1];
 }
 
 void exe(int N)
 {
 	> EXE_LOCKSTEP(maxpool::exe, (N+NT-1)/NT, N < NT ? N : NT);
+}
+
+/* Row-tiled windows: the running maximum in a register (first, mid..., finish). */
+void first(int N)
+{
+	> EXE_LOCKSTEP(maxpool::first, (N+NT-1)/NT, N < NT ? N : NT);
+}
+
+void mid(int N)
+{
+	> EXE_LOCKSTEP(maxpool::mid, (N+NT-1)/NT, N < NT ? N : NT);
+}
+
+void finish(int N)
+{
+	> EXE_LOCKSTEP(maxpool::finish, (N+NT-1)/NT, N < NT ? N : NT);
 }
 
 /* Output rows Q0..Q0+N-1 of Y[P][C]. */
