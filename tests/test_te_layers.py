@@ -27,6 +27,10 @@ def test_every_layer_runs_bit_exact_on_the_accelerator(report):
                and r["passes"] > 0)
     text = format_layers(report)
     assert "MISMATCH" not in text and "layer_bench.yaml" in text
+    # The roofline of every layer (sw/model/roofline.py): a layer cannot beat its bound.
+    assert all(r["engine"] == "accel" and r["roofline"]["bound"] in ("MAC", "DDR")
+               and r["roofline"]["cycles"] == r["clocks"] and 0 < r["roofline"]["of_bound"] <= 1 for r in rows)
+    assert "MAC bound = useful MACs" in text
 
 
 def test_layer_benchmark_meets_the_peak_target(report):
