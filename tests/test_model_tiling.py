@@ -178,3 +178,33 @@ def test_tiling_is_the_largest_that_fits():
     assert not t.k_tiled and t.c_tile == 32
     t = accel.tile_linear(cfg, 400, 120, True, False)
     assert t.k_tiles[0] == (0, 0, 0, 49) and len(t.k_tiles) == 8
+
+
+def _sequences_model(nseq):
+    s = ("seed: 1\ntens_trans_seq:\n  - name: load\n    tens_trans:\n"
+         + _stream("w", (3, 3, 16, 32), "row_first", "rand_gauss(0, 0.05)")
+         + _stream("lw", (64, 512), "row_first", "rand_gauss(0, 0.05)"))
+    for i in range(nseq):
+        s += (f"  - name: inf{i}\n    predecessor: [load]\n    tens_trans:\n"
+              + _stream(f"x{i}", (8, 8, 16), "col_first", "rand_gauss(0, 1)")
+              + f"      - {{tens_trans_type: TENS_CONV, src_a_name: w, src_b_name: x{i}, padding: [1, 1], "
+                f"res_name: y{i}, dealloc: [x{i}]}}\n"
+              + f"      - {{tens_trans_type: TENS_STREAM, src_name: y{i}, dealloc: [y{i}]}}\n"
+              + _stream(f"v{i}", (512, 1), "col_first", "rand_gauss(0, 1)")
+              + f"      - {{tens_trans_type: TENS_LIN, src_a_name: lw, src_b_name: v{i}, res_name: z{i}, dealloc: [v{i}]}}\n"
+              + f"      - {{tens_trans_type: TENS_STREAM, src_name: z{i}, dealloc: [z{i}]}}\n")
+    return s
+
+
+def test_arranged_weights_once_whatever_the_number_of_sequences():
+    """Four inference sequences reading the same weights: the accelerator section's arranged
+    constants are those of one (a repeated piece is stored once); the image grows only by the
+    programs of the extra ops."""
+    from sw import model_image as mi
+    from sw.model.compiler import compile_model
+    cfg = SoCConfig()
+    data = []
+    for n in (1, 4):
+        model = parse_model(_sequences_model(n), file="s.yaml", config=cfg)
+        data.append(mi.decode_image(compile_model(model))["accel"]["data"])
+    assert len(data[0]) == len(data[1]) and len(data[0]) >= 2 * (3 * 3 * 16 * 32 + 64 * 512)
