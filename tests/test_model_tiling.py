@@ -105,8 +105,34 @@ def test_batch1_linear_more_blocks_than_threads():
     check(lin_model(64, 96, act="NLIN_F_RELU"), cfg, expect=("K tiles", "2 pass(es)"))
 
 
+def test_linear_columns_k_halves():
+    check(lin_model(640, 16, NB=3, act="NLIN_F_RELU", bn=True), SoCConfig(), expect=("K in 2 halves",))
+
+
 def test_linear_columns_k_tiled():
-    check(lin_model(640, 16, NB=3, act="NLIN_F_RELU", bn=True), SoCConfig(), expect=("K tiles",))
+    check(lin_model(1200, 16, NB=3, act="NLIN_F_RELU", bn=True), SoCConfig(), expect=("K tiles",))
+
+
+HALVES = dict(pcore_private_words=256, pcore_shared_words=2048)
+
+
+@pytest.mark.parametrize("act", ["NLIN_F_RELU", "NLIN_F_TANH"])
+@pytest.mark.parametrize("bias,bn", [("repl", True), ("general", False), ("general", True)])
+def test_conv_k_halves_resident_in_the_two_spaces(act, bias, bn):
+    """K = 432 does not fit a thread (256 words) but its halves do: half h stays in process
+    space h's private memory while every group of VW outputs is computed (first on half 0,
+    mid + finish on half 1), only the weights change between kernels."""
+    cfg = SoCConfig().with_overrides(np=2, nt=4, **HALVES)
+    res = check(conv_model(H=5, W=6, C=48, CO=24, act=act, bias=bias, bn=bn), cfg, expect=("K in 2 halves",))
+    prog = next(iter(res.values()))[0]
+    assert "4 pass(es)" in prog.tiling and "3 channel tiles of 8" in prog.tiling
+    # The patches of a pass are sent once, not once per group: as many patch transfers as with
+    # a single group of outputs.
+    def patches(prog):
+        return sum(1 for i in prog.instrs if isinstance(i, accel.isa.Transfer) and i.src.ovl_mask)
+
+    one = next(iter(check(conv_model(H=5, W=6, C=48, CO=8, act=act, bias=bias, bn=bn), cfg).values()))[0]
+    assert patches(prog) == patches(one) > 0
 
 
 @pytest.mark.parametrize("act", ["NLIN_F_RELU", "NLIN_F_TANH"])
@@ -133,12 +159,17 @@ def test_conv_stride_and_many_passes():
     check(conv_model(H=9, W=11, C=40, CO=16, stride=2, pad=1), cfg, expect=("K tiles",))
 
 
-@pytest.mark.parametrize("model", ["conv_k", "conv_c", "lin_cols"])
+@pytest.mark.parametrize("model", ["conv_k", "conv_c", "lin_cols"])   # K tiles, channel tiles, K tiles
 def test_tiles_with_weights_rearranged_by_the_engine(model):
     cfg = SoCConfig().with_overrides(**SMALL)
     text = {"conv_k": conv_model(C=48, CO=16, bn=True), "conv_c": conv_model(C=8, CO=32),
             "lin_cols": lin_model(640, 16, NB=2)}[model]
     check(text, cfg, arranged=False, expect=("tiles",))
+
+
+def test_k_halves_with_weights_rearranged_by_the_engine():
+    cfg = SoCConfig().with_overrides(**HALVES)
+    check(conv_model(C=48, CO=16, bn=True), cfg, arranged=False, expect=("K in 2 halves",))
 
 
 def test_weights_from_the_host_at_each_inference():

@@ -45,3 +45,13 @@ def test_default_model_conv_is_not_starved(report):
     (weights, first im2col, last store) weigh more; it must still keep the
     array busy for most of its time."""
     assert _layers(report, "cnn_instructions.yaml")["conv"]["of_peak"] >= 0.40
+
+
+def test_tiled_layers_run_bit_exact_on_the_array(report):
+    """examples/bench/tiling_bench.yaml: a K-tiled conv (partial sums carried in the
+    accumulators from one kernel to the next, across both process spaces), a row-tiled 8x8
+    maxpool (the running maximum in a register) and the batch-1 256 -> 16 linear with bias,
+    on the real PCORE array: every layer accelerated and bit-exact."""
+    layers = _layers(report, "tiling_bench.yaml")
+    assert set(layers) == {"conv", "maxpool", "lin"}
+    assert all(r["bit_exact"] and r["errors"] == 0 and r["passes"] > 1 for r in layers.values())

@@ -194,6 +194,7 @@ class Tiling:
     channels: int
     c_tile: int
     k_tiles: list
+    resident: bool = False        # two K halves, one per process space, kept across the output groups
 
     @property
     def n_passes(self):
@@ -216,7 +217,10 @@ class Tiling:
         parts = [f"{self.n_passes} pass(es) of <= {self.per_pass}"]
         if self.n_c_tiles > 1:
             parts.append(f"{self.n_c_tiles} channel tiles of {self.c_tile}")
-        if self.k_tiled:
+        if self.resident:
+            r, c = self.k_tile
+            parts.append(f"K in 2 halves ({c} channel(s) each), one per process space, resident")
+        elif self.k_tiled:
             r, c = self.k_tile
             parts.append(f"{len(self.k_tiles)} K tiles of {c} inputs" if self.kernel == "linear" else
                          f"{len(self.k_tiles)} K tiles ({r} kernel row(s) x {c} channel(s))")
@@ -246,6 +250,9 @@ def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
     gts = [g for g in _divisors(CO // vw) if fits(K, g)]
     if gts:
         return Tiling("convolution", P, T, CO, max(gts) * vw, [(0, KH - 1, 0, C - 1)])
+    if C % 2 == 0 and fits(K // 2, 1):
+        h = C // 2
+        return Tiling("convolution", P, T, CO, vw, [(0, KH - 1, 0, h - 1), (0, KH - 1, h, C - 1)], resident=True)
     best = max(((rt * KW * ct, rt, ct) for rt in _divisors(KH) for ct in _divisors(C) if fits(rt * KW * ct, 1)),
                default=None)
     if best is None:
@@ -483,11 +490,14 @@ class _Gen:
                 return s
             return ((t, ki), load)
 
+        def loads_bias(t, q0, n):
+            return lambda p: run("bias_pixels", p, B=self.addr(op.bias), P=P, CO=CO, CO0=t * CT, CT=CT, Q0=q0, N=n)
+
         def loads(t, ki, q0, n):
             def f(p):
                 b = patch_loads(run, q0, n, p, x_space, x_at, tl.k_tiles[ki])
                 if bias == 2 and ki == len(tl.k_tiles) - 1:
-                    b += run("bias_pixels", p, B=self.addr(op.bias), P=P, CO=CO, CO0=t * CT, CT=CT, Q0=q0, N=n)
+                    b += loads_bias(t, q0, n)(p)
                 return b
             return f
 
@@ -504,6 +514,14 @@ class _Gen:
             for t in range(tl.n_c_tiles):
                 for q0, n in passes:
                     steps.append(Step(n, loads(t, 0, q0, n), ["exe"], shared(t, 0), store(t, q0, n)))
+        elif tl.resident:        # K halves: half h stays in process space h for all the groups of a pass
+            for q0, n in passes:
+                for t in range(tl.n_c_tiles):
+                    for h in (0, 1):
+                        load = loads(t, h, q0, n) if t == 0 else (
+                            loads_bias(t, q0, n) if h == 1 and bias == 2 else (lambda p: []))
+                        steps.append(Step(n, load, ["first"] if h == 0 else ["mid", "finish"], shared(t, h),
+                                          store(t, q0, n) if h == 1 else None))
         else:                    # K tiled: the K tiles of a pass and group in a row (the accumulator)
             for q0, n in passes:
                 for t in range(tl.n_c_tiles):

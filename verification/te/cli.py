@@ -12,7 +12,7 @@ from pathlib import Path
 
 BENCH_DDR_BYTES = 64 * 1024
 LAYER_DDR_BYTES = 2 * 1024 * 1024     # the raw and the arranged weights of examples/wide_cnn.yaml
-LAYER_MODELS = ("examples/cnn_instructions.yaml", "examples/bench/layer_bench.yaml")
+LAYER_MODELS = ("examples/cnn_instructions.yaml", "examples/bench/layer_bench.yaml", "examples/bench/tiling_bench.yaml")
 LAYER_TARGET = 0.70          # issue 7: conv and linear layers at 70% of the peak MACs per clock
 
 
