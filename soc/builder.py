@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from soc.config import SoCConfig, DEFAULT
@@ -58,12 +59,77 @@ def quiet_litex():
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None):
+@dataclass(frozen=True)
+class SimSDRAM:
+    """An SDRAM to simulate as main RAM (``tsoc sim --sdram NAME``):
+    a LiteDRAM module (``litedram.modules``), the data width of the chips
+    together (bits), and the LiteDRAM L2 cache in front of it."""
+    name: str                           # what the user gave: a board or a module
+    module_name: str                    # litedram.modules class
+    data_width: int                     # bits
+    l2_cache_size: int = 8192           # bytes (soc.targets.board.BoardTarget's default)
+    l2_cache_min_data_width: int = 32   # bits
+
+    def module_class(self):
+        import litedram.modules
+        return getattr(litedram.modules, self.module_name)
+
+    def module(self, clk_freq):
+        """The module with its timings in cycles of ``clk_freq``."""
+        from litedram.phy.model import sdram_module_nphases
+        cls = self.module_class()
+        return cls(clk_freq, f"1:{sdram_module_nphases[cls.memtype]}")
+
+    @property
+    def size(self):
+        cls = self.module_class()
+        return cls.nbanks * cls.nrows * cls.ncols * self.data_width // 8
+
+    def describe(self):
+        cls = self.module_class()
+        return (f"{cls.memtype} SDRAM {self.module_name} x{self.data_width} ({self.size // (1024 * 1024)} MiB), "
+                f"L2 cache {self.l2_cache_size // 1024} KiB")
+
+    @property
+    def slug(self):
+        return re.sub(r"[^A-Za-z0-9_]+", "-", self.name).strip("-").lower()
+
+
+def parse_sim_sdram(text):
+    """``--sdram`` argument -> SimSDRAM: a board name (its SDRAM module, data
+    width and L2 cache: soc/targets/) or ``MODULE[:DATA_WIDTH]`` (a
+    litedram.modules class, 32 bits wide unless given, as LiteX's litex_sim)."""
+    import litedram.modules
+    from soc.targets import TARGETS
+    if text in TARGETS:
+        t = TARGETS[text]
+        cls = t.sdram_module
+        width = t.config.main_ram_size * 8 // (cls.nbanks * cls.nrows * cls.ncols)
+        return SimSDRAM(text, cls.__name__, width, t.l2_cache_size, t.l2_cache_min_data_width)
+    name, _, width = text.partition(":")
+    cls = getattr(litedram.modules, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, litedram.modules.SDRAMModule) and getattr(cls, "nbanks", None)):
+        raise BuildError(f"--sdram {text!r}: not a board ({', '.join(sorted(TARGETS))}) nor a LiteDRAM module "
+                         f"(litedram.modules, e.g. MT48LC16M16, MT41K128M16)")
+    try:
+        width = int(width or 32)
+    except ValueError:
+        raise BuildError(f"--sdram {text!r}: the data width after ':' must be an integer (bits)") from None
+    if width not in (8, 16, 32, 64, 128):
+        raise BuildError(f"--sdram {text!r}: data width {width}: expected 8, 16, 32, 64 or 128 bits")
+    return SimSDRAM(text, name, width)
+
+
+def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: SimSDRAM = None):
+    """The simulation SoC; main RAM is integrated RAM, or the simulated
+    ``sdram`` behind LiteDRAM."""
     quiet_litex()
     from soc.platforms.sim import SimPlatform
     from soc.tensorsoc import TensorSoC
     platform = SimPlatform()
-    soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim")
+    soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim", integrated_main_ram=sdram is None)
+    if sdram is not None:
+        soc.add_sim_sdram(sdram)
     soc.add_sim_control()
     soc.add_host_port(platform.request("host_spi"), platform.request("sensor"))
     if config.accelerator:
@@ -195,14 +261,28 @@ class SoCBuild:
 
 
 class SimBuild(SoCBuild):
-    """The simulation build of one configuration, under ``build_dir``."""
+    """The simulation build of one configuration, under ``build_dir``
+    (default build/sim; build/sim-sdram-NAME with ``sdram``, a SimSDRAM:
+    main RAM is then that SDRAM, simulated behind LiteDRAM)."""
 
-    def __init__(self, config: SoCConfig = DEFAULT, build_dir=None, log=print):
-        SoCBuild.__init__(self, config, build_dir or ROOT / "build" / "sim", log)
+    def __init__(self, config: SoCConfig = DEFAULT, build_dir=None, log=print, sdram: SimSDRAM = None):
+        default = ROOT / "build" / ("sim" if sdram is None else f"sim-sdram-{sdram.slug}")
+        SoCBuild.__init__(self, config, build_dir or default, log)
+        if sdram is not None and config.main_ram_size > sdram.size:
+            raise BuildError(f"main_ram_size={config.main_ram_size}: the simulated {sdram.describe()} holds "
+                             f"{sdram.size} bytes; set a smaller main RAM and windows (--set main_ram_size=..., "
+                             f"model_window_size=..., tensor_window_size=...)")
+        self.sdram = sdram
         self.obj_dir = self.build_dir / "obj_dir"
 
     def make_soc(self, rom_init=None):
-        return make_sim_soc(self.config, rom_init=rom_init, gateware_dir=self.gateware_dir)
+        return make_sim_soc(self.config, rom_init=rom_init, gateware_dir=self.gateware_dir, sdram=self.sdram)
+
+    def generate(self):
+        if self.sdram is not None:
+            self.log(f"[soc] main RAM: {self.config.main_ram_size // 1024} KiB of simulated {self.sdram.describe()}, "
+                     f"timings at {self.config.sys_clk_freq / 1e6:g} MHz")
+        SoCBuild.generate(self)
 
     @property
     def simulator(self):
@@ -243,6 +323,9 @@ class SimBuild(SoCBuild):
         server window of main RAM -- what a WServer upload followed by a reset
         leaves there."""
         import shutil
+        if server_image is not None and self.sdram is not None:
+            raise BuildError("a preloaded server window needs integrated main RAM (not --sdram): "
+                             "the SDRAM model's contents are not loaded from a file")
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         for f in self.gateware_dir.glob("*.init"):

@@ -5,8 +5,11 @@ import time
 
 from soc.config import DEFAULT, ConfigError
 
+# What `--sdram BOARD` takes from the board besides its SDRAM.
+MEMORY_FIELDS = ("main_ram_size", "model_window_size", "tensor_window_size", "server_window_size")
 
-def _config_from_args(args):
+
+def _config_from_args(args, base=DEFAULT):
     overrides = {}
     for item in args.set or []:
         if "=" not in item:
@@ -19,22 +22,47 @@ def _config_from_args(args):
             from sw.cli import UserError
             raise UserError(f"--set {item!r}: {value!r} is not an integer")
     try:
-        return DEFAULT.with_overrides(**overrides)
+        return base.with_overrides(**overrides)
     except ConfigError as e:
         from sw.cli import UserError
+        raise UserError(str(e))
+
+
+def _sim_build(args):
+    """The SimBuild the arguments name (configuration, --sdram, --build-dir)."""
+    from soc.builder import SimBuild, BuildError, parse_sim_sdram
+    from soc.targets import TARGETS
+    from sw.cli import UserError
+    base = DEFAULT
+    if getattr(args, "sdram", None) in TARGETS:
+        # A board's SDRAM comes with the board's main RAM size and host
+        # windows (the rest of the configuration stays the simulation's).
+        board = TARGETS[args.sdram].config
+        base = DEFAULT.with_overrides(**{f: getattr(board, f) for f in MEMORY_FIELDS})
+    config = _config_from_args(args, base)
+    try:
+        sdram = parse_sim_sdram(args.sdram) if getattr(args, "sdram", None) else None
+        return SimBuild(config, args.build_dir, sdram=sdram)
+    except BuildError as e:
         raise UserError(str(e))
 
 
 def _add_config_args(p):
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
                    help="override a configuration field of soc/config.py (repeatable), e.g. --set np=8")
-    p.add_argument("--build-dir", default=None, help="build folder (default: build/sim)")
+    p.add_argument("--sdram", metavar="BOARD|MODULE[:BITS]",
+                   help="main RAM as SDRAM through LiteDRAM's controller and SDRAM model, with the timings of a "
+                        "board's SDRAM (ulx3s, colorlight_i5: module, data width and L2 cache) or of a "
+                        "litedram.modules module (e.g. MT48LC16M16:16; 32 bits unless given), at the SoC clock "
+                        "(default: integrated RAM, one access per clock)")
+    p.add_argument("--build-dir", default=None,
+                   help="build folder (default: build/sim, build/sim-sdram-NAME with --sdram)")
 
 
 def cmd_generate(args):
-    from soc.builder import SimBuild, BuildError
+    from soc.builder import BuildError
     from sw.cli import UserError
-    build = SimBuild(_config_from_args(args), args.build_dir)
+    build = _sim_build(args)
     try:
         build.generate()
     except BuildError as e:
@@ -44,9 +72,10 @@ def cmd_generate(args):
 
 
 def cmd_sim(args):
-    from soc.builder import SimBuild, BuildError
     from sw.cli import UserError
-    build = SimBuild(_config_from_args(args), args.build_dir)
+    build = _sim_build(args)
+    if args.preload_server and build.sdram is not None:
+        raise UserError("--preload-server needs integrated main RAM: the SDRAM model is not loaded from a file")
     if args.no_host or args.preload_server:
         return _sim_firmware_only(build, args)
     return _sim_through_host_port(build, args)

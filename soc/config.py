@@ -24,7 +24,10 @@ class SoCConfig:
     nt: int = 8                 # threads per PCORE
     vw: int = 8                 # lanes per vector (elements per vector word)
     # Memories (sizes in bytes unless noted).
-    main_ram_size: int = 256 * 1024      # the guide's "DDR": integrated RAM by default
+    # The guide's "DDR": integrated RAM in simulation (`tsoc sim --sdram` puts
+    # LiteDRAM's SDRAM model there instead), the SDRAM on the boards.  16 MiB:
+    # the host windows below plus an activation arena of about 7 MiB.
+    main_ram_size: int = 16 * 1024 * 1024
     rom_size: int = 64 * 1024            # boot ROM holding the default firmware
     sram_size: int = 8 * 1024            # CPU stack/data scratch
     scratch_size: int = 32 * 1024        # TensorEngine scratch-pad
@@ -34,9 +37,16 @@ class SoCConfig:
     # models then run on the firmware's software path).
     accelerator: int = 1
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
-    server_window_size: int = 64 * 1024  # firmware uploaded with WServer
-    tensor_window_size: int = 32 * 1024  # input tensor (WTensor / Acquire)
-    model_window_size: int = 64 * 1024   # model image (WModel)
+    # The activation arena is what main RAM has left below them (minus the
+    # firmware's 16 KiB at its base): docs/models.md, "Memory plan".
+    server_window_size: int = 64 * 1024          # firmware uploaded with WServer
+    tensor_window_size: int = 1024 * 1024        # input tensors (WTensor / Acquire): a 224x224 image padded to VW=8
+    model_window_size: int = 8 * 1024 * 1024     # model image (WModel): constants, up to ~4M int16 weights
+    # Boot memory test: bytes of main RAM, from its base, filled with random
+    # words and read back (0: all of main RAM).  The data-bus, address-bus and
+    # byte-lane tests always span all of main RAM; bounding the fill keeps the
+    # boot time of a large main RAM at that of 256 KiB (2.5M cycles).
+    memtest_size: int = 256 * 1024
     # Host port: bit order within bytes (0: LSB first as the datasheet says, 1: MSB first).
     host_msb_first: int = 0
     # Clocks.
@@ -57,6 +67,8 @@ class SoCConfig:
             v = getattr(self, name)
             if v <= 0 or v % 4:
                 raise ConfigError(f"{name}={v}: must be a positive multiple of 4 bytes")
+        if self.memtest_size < 0 or self.memtest_size % 4:
+            raise ConfigError(f"memtest_size={self.memtest_size}: must be a multiple of 4 bytes (0: all of main RAM)")
         for name in ("pcore_private_words", "pcore_shared_words"):
             v = getattr(self, name)
             if v <= 0 or v % self.vw:
@@ -114,3 +126,9 @@ class SoCConfig:
 
 
 DEFAULT = SoCConfig()
+
+# The memory sizes from before the real-model sizing (256 KiB of main RAM,
+# 64 KiB model and 32 KiB tensor windows): for tests that fill a whole window
+# through the simulated host port (a default window takes minutes to fill).
+# ``DEFAULT.with_overrides(**COMPACT_MEMORY)``.
+COMPACT_MEMORY = dict(main_ram_size=256 * 1024, model_window_size=64 * 1024, tensor_window_size=32 * 1024)

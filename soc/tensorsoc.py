@@ -102,6 +102,26 @@ class TensorSoC(SoCCore):
         from cores.tensor_engine.core import add_tensor_engine
         self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
 
+    def add_sim_sdram(self, sdram):
+        """Main RAM as SDRAM in simulation: LiteDRAM's controller and L2 cache
+        in front of its SDRAM model (``litedram.phy.model.SDRAMPHYModel``,
+        what LiteX's litex_sim ``--with-sdram`` uses), with the timings of
+        ``sdram`` (soc.sim_sdram.SimSDRAM) at the SoC clock.  The SoC must be
+        built with ``integrated_main_ram=False``.  No init sequence is needed:
+        the model has no mode registers and LiteDRAM starts in hardware
+        control."""
+        from litedram.phy.model import SDRAMPHYModel
+        cfg = self.tsoc_config
+        module = sdram.module(cfg.sys_clk_freq)
+        if cfg.main_ram_size > sdram.size:
+            from soc.config import ConfigError
+            raise ConfigError(f"main_ram_size={cfg.main_ram_size}: the simulated {sdram.describe()} holds "
+                              f"{sdram.size} bytes; main RAM must fit in it")
+        self.sdrphy = SDRAMPHYModel(module=module, data_width=sdram.data_width, clk_freq=cfg.sys_clk_freq)
+        self.add_sdram("sdram", phy=self.sdrphy, module=module, size=cfg.main_ram_size,
+                       l2_cache_size=sdram.l2_cache_size,
+                       l2_cache_min_data_width=sdram.l2_cache_min_data_width)
+
     def add_sim_control(self):
         from cores.sim_control import SimControl
         self.sim_ctrl = SimControl(self.platform.request("sim_ctrl"))

@@ -54,3 +54,102 @@ def test_cli_help_lists_commands():
     text = build_parser().format_help()
     for cmd in ("sim", "soc", "bench"):
         assert cmd in text
+
+
+# -- memory sizes ---------------------------------------------------------------------------
+
+MiB = 1024 * 1024
+
+
+def test_default_memory_holds_real_models():
+    """Simulation defaults (docs/models.md, "Memory plan"): 16 MiB of main RAM,
+    an 8 MiB model window, a 1 MiB tensor window, the arena the rest."""
+    c = DEFAULT
+    assert (c.main_ram_size, c.model_window_size, c.tensor_window_size, c.server_window_size) == \
+        (16 * MiB, 8 * MiB, 1 * MiB, 64 * 1024)
+    w = c.windows(0x4000_0000)
+    assert w["server"][0] + w["server"][1] == 0x4000_0000 + c.main_ram_size
+    assert w["model"][0] + w["model"][1] == w["tensor"][0]
+    from sw.model.frontend import FIRMWARE_RESERVE
+    arena = w["model"][0] - 0x4000_0000 - FIRMWARE_RESERVE
+    assert arena > 6 * MiB
+    # RSpec's internal_kib field is 16 bits.
+    assert c.main_ram_size // 1024 < 1 << 16
+
+
+def test_board_memory_configurations_are_valid():
+    """Each board's main RAM is its SDRAM, and its host windows fit in it."""
+    from soc.targets import TARGETS
+    for t in TARGETS.values():
+        c = t.config
+        c.validate()
+        cls = t.sdram_module
+        assert c.main_ram_size in (8 * MiB, 32 * MiB)
+        windows = c.model_window_size + c.tensor_window_size + c.server_window_size
+        assert windows + 1 * MiB < c.main_ram_size, t.name        # a useful arena is left
+        assert c.main_ram_size % (cls.nbanks * cls.nrows * cls.ncols) == 0
+
+
+def test_windows_larger_than_main_ram_are_refused():
+    with pytest.raises(ConfigError, match="main_ram_size=8388608: the host windows take"):
+        DEFAULT.with_overrides(main_ram_size=8 * MiB)
+
+
+@pytest.mark.parametrize("value", [-4, 6])
+def test_bad_memtest_size_is_refused(value):
+    with pytest.raises(ConfigError, match=f"memtest_size={value}"):
+        DEFAULT.with_overrides(memtest_size=value)
+
+
+# -- simulated SDRAM (tsoc sim --sdram) -----------------------------------------------------
+
+def test_sim_sdram_of_the_boards():
+    from soc.builder import parse_sim_sdram
+    u = parse_sim_sdram("ulx3s")
+    assert (u.module_name, u.data_width, u.size, u.l2_cache_size) == ("MT48LC16M16", 16, 32 * MiB, 8192)
+    c = parse_sim_sdram("colorlight_i5")
+    assert (c.module_name, c.data_width, c.size, c.l2_cache_size) == ("M12L64322A", 32, 8 * MiB, 4096)
+    m = parse_sim_sdram("MT41K128M16:16")
+    assert (m.module_name, m.data_width, m.size) == ("MT41K128M16", 16, 256 * MiB)
+    assert parse_sim_sdram("MT48LC16M16").data_width == 32
+    assert "SDR SDRAM MT48LC16M16 x16 (32 MiB)" in u.describe()
+
+
+@pytest.mark.parametrize("text,msg", [("nonsense", "not a board"), ("SDRAMModule", "not a board"),
+                                      ("MT48LC16M16:x", "must be an integer"),
+                                      ("MT48LC16M16:12", "data width 12")])
+def test_sim_sdram_bad_names(text, msg):
+    from soc.builder import BuildError, parse_sim_sdram
+    with pytest.raises(BuildError, match=msg):
+        parse_sim_sdram(text)
+
+
+def test_sim_sdram_smaller_than_main_ram_is_refused(tmp_path):
+    from soc.builder import BuildError, SimBuild, parse_sim_sdram
+    with pytest.raises(BuildError, match="main_ram_size=16777216: the simulated SDR SDRAM M12L64322A"):
+        SimBuild(DEFAULT, tmp_path, sdram=parse_sim_sdram("colorlight_i5"))
+
+
+def test_sim_sdram_cli_takes_the_boards_memory_sizes():
+    from soc.cli import _sim_build
+    from sw.cli import build_parser
+    args = build_parser().parse_args(["sim", "--sdram", "colorlight_i5", "--set", "memtest_size=4096"])
+    build = _sim_build(args)
+    from soc.targets import TARGETS
+    board = TARGETS["colorlight_i5"].config
+    assert build.config.main_ram_size == board.main_ram_size == 8 * MiB
+    assert build.config.model_window_size == board.model_window_size
+    assert (build.config.np, build.config.memtest_size) == (DEFAULT.np, 4096)     # the rest: simulation's
+    assert build.build_dir.name == "sim-sdram-colorlight_i5"
+
+
+def test_sim_soc_with_sdram_elaborates():
+    """Main RAM behind LiteDRAM and its SDRAM model: the main_ram region is
+    the configuration's size, the host windows at its top."""
+    from soc.builder import make_sim_soc, parse_sim_sdram
+    cfg = DEFAULT.with_overrides(accelerator=0)
+    soc = make_sim_soc(cfg, sdram=parse_sim_sdram("ulx3s"))
+    soc.finalize()
+    region = soc.bus.regions["main_ram"]
+    assert (region.origin, region.size) == (0x4000_0000, cfg.main_ram_size)
+    assert hasattr(soc, "sdrphy") and soc.constants["SERVER_WINDOW_BASE"] == 0x4000_0000 + 16 * MiB - 64 * 1024

@@ -110,7 +110,7 @@ def test_accelerator_outside_sys_is_refused():
 def test_board_config_must_match_sdram():
     target = get("colorlight_i5")
     with pytest.raises(TargetError, match="main_ram_size"):
-        target.make_soc(target.config.with_overrides(main_ram_size=4 * 1024 * 1024))
+        target.make_soc(target.config.with_overrides(main_ram_size=4 * 1024 * 1024, model_window_size=1024 * 1024))
 
 
 def test_unknown_board():

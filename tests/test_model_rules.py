@@ -526,14 +526,17 @@ def op_res(model, name):
 
 
 def test_memory_exhausted_in_the_tensor_window():
+    small = SoCConfig().with_overrides(tensor_window_size=32 * 1024)
     m = base_model()
     op(m, "infer", 0)["res_dim"] = [48, 48, 8]          # 36864 bytes > 32 KiB
-    expect(error_of(m), "op 1 (TENS_STREAM), field 'res_dim'", "memory exhausted", "32768-byte tensor window")
+    expect(error_of(m, config=small), "op 1 (TENS_STREAM), field 'res_dim'", "memory exhausted",
+           "32768-byte tensor window")
 
 
 def test_memory_exhausted_in_the_model_window():
+    small = SoCConfig().with_overrides(model_window_size=64 * 1024)
     m = base_model()
     big = [stream_in(f"k{i}", "row_first", [8, 2048]) for i in range(3)]   # 3 x 32 KiB of constants
     m["tens_trans_seq"][0]["tens_trans"] += big
-    expect(error_of(m), "sequence 'load', op 6 (TENS_STREAM), field 'res_dim'", "memory exhausted",
+    expect(error_of(m, config=small), "sequence 'load', op 6 (TENS_STREAM), field 'res_dim'", "memory exhausted",
            "the model window has 65536")

@@ -16,6 +16,11 @@ TARGET = BoardTarget(
     config=SoCConfig(
         np=1, nt=4, vw=4,
         main_ram_size=8 * 1024 * 1024,      # the SDRAM
+        # Host windows: half the simulation's model window (the 8 MiB SDRAM
+        # holds 8 MiB + 1 MiB + 64 KiB of windows no more), the same tensor
+        # window; the activation arena gets the remaining 2.9 MiB.
+        model_window_size=4 * 1024 * 1024,
+        tensor_window_size=1024 * 1024,
         rom_size=32 * 1024,
         sram_size=8 * 1024,
         scratch_size=8 * 1024,

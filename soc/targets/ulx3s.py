@@ -23,6 +23,10 @@ TARGET = BoardTarget(
         # configurations").
         np=1, nt=8, vw=4,
         main_ram_size=32 * 1024 * 1024,     # the SDRAM
+        # Host windows as in simulation; the activation arena gets the
+        # remaining 22.9 MiB.
+        model_window_size=8 * 1024 * 1024,
+        tensor_window_size=1024 * 1024,
         rom_size=32 * 1024,
         sram_size=8 * 1024,
         scratch_size=64 * 1024,

@@ -88,15 +88,16 @@ static void test_all_words(volatile uint32_t *base, uint32_t words, uint32_t see
 	}
 }
 
-unsigned memtest(volatile uint32_t *base, uint32_t size)
+unsigned memtest(volatile uint32_t *base, uint32_t size, uint32_t fill_size)
 {
 	uint32_t words = size / 4;
+	uint32_t fill_words = fill_size && fill_size < size ? fill_size / 4 : words;
 	errors = 0;
 	test_data_bus(base);
 	test_address_bus(base, words);
 	test_byte_lanes(base);
-	test_all_words(base, words, 0x1234567u, 0);
-	test_all_words(base, words, 0x89abcdefu, 0xffffffffu);
+	test_all_words(base, fill_words, 0x1234567u, 0);
+	test_all_words(base, fill_words, 0x89abcdefu, 0xffffffffu);
 	if (errors > MAX_REPORTED)
 		printf("  ... %u errors in all\n", errors);
 	return errors;

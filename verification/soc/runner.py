@@ -64,7 +64,9 @@ def _control_file(build: SimBuild):
     path = build.build_dir / "public.vlt"
     lines = ["`verilator_config"]
     lines += [f'public_flat_rw -module "tensorsoc" -var "{p}"' for p in _top_ports()]
-    lines += [f'public_flat_rd -module "{m}" -var "{v}"' for m, v in PUBLIC_SIGNALS]
+    # Main RAM is an array only when integrated (not with --sdram: LiteDRAM's model).
+    signals = PUBLIC_SIGNALS if getattr(build, "sdram", None) is None else []
+    lines += [f'public_flat_rd -module "{m}" -var "{v}"' for m, v in signals]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -53,10 +53,25 @@ def protocol_bins():
     return bins
 
 
-def protocol_exclusions(runs_layers=True):
+# The largest window the UVM traffic fills to test its bound (the sequences'
+# window_overflow): a larger one takes minutes of simulation through the pins.
+WINDOW_FILL_MAX = 64 * 1024
+
+
+def protocol_exclusions(runs_layers=True, config=None):
     """Bins of protocol_bins() that no traffic can hit, with the reason
-    (reported as excluded, not as missing)."""
+    (reported as excluded, not as missing).  ``config`` (soc.config.SoCConfig):
+    the WINDOW_OVERFLOW bins of windows larger than WINDOW_FILL_MAX."""
     out = {}
+    if config is not None:
+        for cmd, size in ((Cmd.WTENSOR, config.tensor_window_size), (Cmd.WMODEL, config.model_window_size),
+                          (Cmd.WSERVER, config.server_window_size)):
+            if size > WINDOW_FILL_MAX:
+                for m in MODES:
+                    out[(cmd.name, "WINDOW_OVERFLOW", m)] = (
+                        f"not run: the {size}-byte window takes too long to fill through the simulated pins "
+                        f"(more than {WINDOW_FILL_MAX}); its bound is checked on a compact-memory build "
+                        f"(soc.config.COMPACT_MEMORY: tests/test_host_soc.py, oversize_model_and_window_bounds)")
     for m in MODES:
         out[(Cmd.ACQUIRE.name, "SENSOR", m)] = (
             "unreachable: the sensor port captures exactly the model's input size (the input_len register), "
@@ -170,7 +185,7 @@ def op_bins(image_ops, tensors):
 class Coverage:
     """Hit counts of every table (JSON-serialisable, mergeable)."""
 
-    def __init__(self, runs_layers=True):
+    def __init__(self, runs_layers=True, config=None):
         self.tables = {"command x outcome x mode": {"columns": ["command", "outcome", "mode"],
                                                     "bins": protocol_bins(), "kind": "protocol"},
                        "status word x mode": {"columns": ["status", "mode"],
@@ -184,7 +199,7 @@ class Coverage:
         for name, (cols, bins) in model_op_tables().items():
             self.tables[name] = {"columns": list(cols), "bins": bins, "kind": "model-op"}
         self.excluded = {name: {} for name in self.tables}
-        self.excluded["command x outcome x mode"] = protocol_exclusions(runs_layers)
+        self.excluded["command x outcome x mode"] = protocol_exclusions(runs_layers, config)
         self.excluded.update(model_op_exclusions())
         self.hits = {name: {} for name in self.tables}
         self.sent = {name: {} for name in self.tables}

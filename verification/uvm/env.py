@@ -53,7 +53,7 @@ class SocEnv(uvm_env):
         dut.sim_ctrl_boot_flags.value = SKIP_MEMTEST
         dut.sys_rst.value = 1
         self.console = Console(dut)
-        self.coverage = Coverage(runs_layers=s["runs_layers"])
+        self.coverage = Coverage(runs_layers=s["runs_layers"], config=cfg)
         self.coverage.notes.append(f"firmware expectation: {expectation(s['runs_layers'])}")
         cdb = ConfigDB()
         for key, value in (("HOST_BFM", HostBfm(transport, dut, self.console)),

@@ -16,6 +16,7 @@ from sw import model_image as mi
 from sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status,
                               decode_rerror, decode_spec)
 from verification.uvm import yaml_gen
+from verification.uvm.coverage import WINDOW_FILL_MAX
 from verification.uvm.items import HostItem, SensorItem
 from verification.uvm.model_traffic import traffic_of
 
@@ -397,11 +398,17 @@ class ErrorInjectionSeq(HostSeq):
         """Writes past the end of each window: WTensor one word longer than
         the tensor window, and WModel/WServer sequences of full chunks up to
         the end of theirs, then one more chunk.  Nothing is written outside
-        the windows (WINDOW_OVERFLOW)."""
+        the windows (WINDOW_OVERFLOW).  Windows larger than WINDOW_FILL_MAX
+        (the default configuration's 1 MiB tensor and 8 MiB model windows)
+        take too long to fill through the simulated pins: they are skipped,
+        and their bins excluded (coverage.protocol_exclusions)."""
         cfg = ConfigDB().get(None, "", "SOC_CONFIG")
-        await self.send(Cmd.WTENSOR, bytes(cfg.tensor_window_size + 4), tag="past the tensor window")
-        await self.settle()
+        if cfg.tensor_window_size <= WINDOW_FILL_MAX:
+            await self.send(Cmd.WTENSOR, bytes(cfg.tensor_window_size + 4), tag="past the tensor window")
+            await self.settle()
         for cmd, size in ((Cmd.WMODEL, cfg.model_window_size), (Cmd.WSERVER, cfg.server_window_size)):
+            if size > WINDOW_FILL_MAX:
+                continue
             for i in range(size // CHUNK_SIZE):
                 await self.send(cmd, bytes(CHUNK_SIZE), tag=f"chunk {i}")
                 await self.wait_idle()
