@@ -72,18 +72,21 @@ def test_a_layer_left_in_software_is_named_with_its_rule(monkeypatch, tmp_path, 
 
 
 def test_require_accel_through_a_configuration_override(monkeypatch, capsys):
-    """PCORE private memories too small for a maxpool window or a linear
-    block: the planner's own rules."""
-    tiny = ("--set", "pcore_private_words=32")
+    """PCORE private memories of one vector (the smallest the configuration
+    takes): no tiling fits a kernel row, a window row or a linear block, the
+    planner's own rules keep every layer in software."""
+    tiny = ("--set", "pcore_private_words=8")
     assert tsoc(monkeypatch, "model", "check", CNN, *tiny) == 0
     out = capsys.readouterr().out
     soft = [l for l in out.splitlines() if "SOFTWARE" in l]
-    assert [("TENS_MAXPOOL" in l, "TENS_LIN" in l) for l in soft] == [(True, False), (False, True)], out
-    assert all("private words" in l for l in soft)
+    assert [t in l for l, t in zip(soft, ("TENS_CONV", "TENS_MAXPOOL", "TENS_LIN"))] == [True] * 3, out
+    assert all("private" in l for l in soft)
+    assert "0 of 3 layer(s) on the accelerator; 3 on the MCORE software path" in out
     assert tsoc(monkeypatch, "model", "check", CNN, *tiny, "--require-accel") == 1
     err = capsys.readouterr().err
-    assert "op 3 (TENS_MAXPOOL): layer 1 would run on the MCORE software path" in err and "also layer 2" in err
-    assert "2 of 3 layer(s) in software" in err
+    assert "op 2 (TENS_CONV): layer 0 would run on the MCORE software path" in err
+    assert "also layer 1 (sequence 'inference', op 3 (TENS_MAXPOOL)" in err and "also layer 2" in err
+    assert "3 of 3 layer(s) in software" in err
 
 
 def test_dropped_accelerator_section_is_loud_and_an_error_when_required(monkeypatch, capsys):
