@@ -106,6 +106,30 @@ def _sim_through_host_port(build, args):
     from soc.builder import BuildError
     from sw.cli import UserError
     from verification.soc.runner import cocotb_build, cocotb_test
+    model_env = {}
+    if args.model:
+        from pathlib import Path
+        model = Path(args.model)
+        if not model.is_file():
+            raise UserError(f"--model {args.model}: no such file")
+        from sw.model.compiler import compile_report
+        from sw.model.frontend import load_model
+        from sw.model.yamlsrc import ModelError
+        try:
+            # YAML errors, and with --require-accel a layer the compiler
+            # leaves in software, before building anything.
+            _, report = compile_report(load_model(model, build.config), require_accel=args.require_accel)
+        except ModelError as e:
+            raise UserError(str(e))
+        if report.dropped:
+            print(f"[sim] WARNING: {args.model}: {report.dropped}", flush=True)
+        for p in report.software:
+            print(f"[sim] WARNING: layer {p.layer} ({p.op.type_name}) compiled for the MCORE software path: "
+                  f"{p.reason}", flush=True)
+        model_env = {"TSOC_SIM_MODEL": str(model.resolve()),
+                     "TSOC_SIM_REQUIRE_ACCEL": "1" if args.require_accel else "0"}
+    elif args.require_accel:
+        raise UserError("--require-accel needs --model FILE.yaml")
     t0 = time.monotonic()
     waves = bool(args.trace)
     print(f"[sim] building the SoC and its simulator{' (with waveforms)' if waves else ''}...", flush=True)
@@ -122,24 +146,7 @@ def _sim_through_host_port(build, args):
     flags = BOOT_FLAG["te_trace"] if args.te_trace else 0
     env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(flags),
            "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
-    if args.model:
-        from pathlib import Path
-        model = Path(args.model)
-        if not model.is_file():
-            raise UserError(f"--model {args.model}: no such file")
-        from sw.model.compiler import compile_report
-        from sw.model.frontend import load_model
-        from sw.model.yamlsrc import ModelError
-        try:
-            # YAML errors, and with --require-accel a layer the compiler
-            # leaves in software, before building anything.
-            compile_report(load_model(model, build.config), require_accel=args.require_accel)
-        except ModelError as e:
-            raise UserError(str(e))
-        env["TSOC_SIM_MODEL"] = str(model.resolve())
-        env["TSOC_SIM_REQUIRE_ACCEL"] = "1" if args.require_accel else "0"
-    elif args.require_accel:
-        raise UserError("--require-accel needs --model FILE.yaml")
+    env.update(model_env)
     if args.json:
         from pathlib import Path
         env["TSOC_SIM_JSON"] = str(Path(args.json).resolve())

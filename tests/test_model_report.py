@@ -272,3 +272,27 @@ def test_bench_layers_table():
     conv_row = [l for l in text.splitlines() if l.startswith("cnn_instructions.yaml") and " MAC " in l]
     assert conv_row and "50.0%" in conv_row[0]
     assert software_layers(rep) == [("examples/cnn_instructions.yaml", 1, "maxpool", "too big")]
+
+
+def test_tsoc_sim_require_accel_fails_before_building(monkeypatch, tmp_path, capsys):
+    """`tsoc sim --require-accel` refuses a model the compiler leaves in
+    software before building anything; without it the run warns and goes on."""
+    import verification.soc.runner as runner
+    builds = []
+
+    def no_build(*a, **kw):
+        builds.append(a)
+        raise RuntimeError("not building in this test")
+    monkeypatch.setattr(runner, "cocotb_build", no_build)
+    args = ["sim", "--model", CNN, "--set", "pcore_private_words=8", "--build-dir", tmp_path / "sim"]
+    assert tsoc(monkeypatch, *args, "--require-accel") == 1
+    err = capsys.readouterr().err
+    assert "layer 0 would run on the MCORE software path" in err and "--require-accel" in err
+    assert not builds
+    assert tsoc(monkeypatch, *args) == 1            # the (stubbed) build fails, after the warnings
+    out = capsys.readouterr().out
+    assert len(builds) == 1
+    assert out.count("[sim] WARNING: layer") == 3 and "compiled for the MCORE software path" in out
+    assert out.index("[sim] WARNING") < out.index("[sim] building")
+    assert tsoc(monkeypatch, "sim", "--require-accel", "--build-dir", tmp_path / "sim") == 1
+    assert "--require-accel needs --model" in capsys.readouterr().err
