@@ -170,8 +170,9 @@ def _result(engines):
         layers.append(dict(_row(op, 100, 100e6, 32, where, progs[op.layer], model.config),
                            software_cycles=50_000, speedup=5.0))
     return model, {"layers": layers, "output_bytes": 16, "bit_exact": True, "mismatched_bytes": 0,
-                   "float_error": [], "path": "accelerated", "software": {"mismatched_bytes": 0, "cycles": 150_000},
-                   "speedup": 5.0, "layers_on_accelerator": engines.count("accel"),
+                   "float_error": [], "path": "accelerated", "software": {"mismatched_bytes": 0, "cycles": 150_000,
+                                                                    "inference_cycles": 160_000},
+                   "speedup": 5.0, "layers_on_accelerator": engines.count("accel"), "inference_cycles": 40_000,
                    "layers_in_software": [i for i, e in enumerate(engines) if e != "accel"]}
 
 
@@ -185,6 +186,7 @@ def test_sim_report_per_layer_engine_and_roofline():
     assert "accelerator" in out[1] and "SOFTWARE" in out[2]
     assert "layer 1 (TENS_MAXPOOL) ran in SOFTWARE on the MCORE: no program" in text
     assert "2 of 3 layer(s) ran on the accelerator" in text and "in software: layer(s) [1]" in text
+    assert "whole inference (the server's cycle count" in text and "40000 cycles, 160000 on the software path: 4.0x" in text
     assert "MAC bound = useful MACs / 32 (NP 4 x VW 8" in text and "4 (bytes per clock" in text
     conv = next(l for l in out if l.startswith("[model] 0 ") and "MAC " in l)
     assert re.search(r"73728 .* 2304 +1368 +MAC +10000 +23\.0%", conv), conv

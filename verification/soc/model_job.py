@@ -20,6 +20,8 @@ from sw.model import roofline
 LAYER_LINE = re.compile(r"server: layer (\d+) op (\d+) (\w+|\?) (on the accelerator|in software), (\d+) cycles"
                         r"(?: \((.*)\))?$")
 
+INFERENCE_LINE = re.compile(r"server: inference done in (\d+) cycles")
+
 
 def layer_macs(op):
     """Multiply-accumulates of a compute op (0 for maxpool)."""
@@ -54,19 +56,22 @@ def golden_io(model):
 
 
 async def _infer(dev, image, inp, model, timeout, console=None):
-    """(output bytes, RTimings us, device_layers() of the console or None)."""
+    """(output bytes, RTimings us, device_layers() of the console or None,
+    the server's whole-inference cycles or None)."""
     await dev.write_model(image)
     await dev.write_tensor(inp)
     n = len(console.lines) if console is not None else 0
     await dev.infer(timeout=timeout)
     got = await dev.read_tensor(model.output_bytes)
     times = await dev.timings(model.n_layers)
-    where = None
+    where = total = None
     if console is not None:
         # The per-layer lines come before this one (server.c).
-        await console.wait_for("server: inference done", start=n)
+        done = await console.wait_for("server: inference done", start=n)
         where = device_layers(console.lines[n:])
-    return got, times, where
+        m = INFERENCE_LINE.search(done)
+        total = int(m.group(1)) if m else None
+    return got, times, where, total
 
 
 def _row(op, us, sys_clk_freq, peak, where, program, config):
@@ -113,7 +118,7 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
     results = {}
     for name, img in runs:
         results[name] = await _infer(dev, img, inp, model, timeout, console)
-    got, times_us, where = results[runs[0][0]]
+    got, times_us, where, total_cycles = results[runs[0][0]]
     soft = results.get("software") if accel and software else None
     layers = []
     for op in model.exec_ops:
@@ -140,12 +145,14 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
            "layers_on_accelerator": sum(l["engine"] == "accel" for l in layers) if known else None,
            "layers_in_software": [l["layer"] for l in layers if l["engine"] == "software"] if known else None,
            "require_accel": require_accel,
+           "inference_cycles": total_cycles,
            "roofline": {"peak_macs_per_clock": model.config.np * model.config.vw,
                         "bus_bytes_per_clock": roofline.bus_bytes_per_clock(model.config)}}
     if soft is not None:
         soft_got = soft[0]
         out["software"] = {"bit_exact": soft_got == expected, "mismatched_bytes": mismatch(soft_got),
-                           "cycles": sum(l["software_cycles"] for l in layers)}
+                           "cycles": sum(l["software_cycles"] for l in layers),
+                           "inference_cycles": soft[3]}
         total = sum(l["cycles"] for l in layers)
         out["speedup"] = out["software"]["cycles"] / total if total else 0.0
     return out
@@ -192,6 +199,10 @@ def print_result(result, say, config=None):
     if soft:
         say(f"[model] software path: {result['software']['cycles']} cycles; speedup of the {result['path']} path "
             f"{result['speedup']:.1f}x")
+    acc, sw = result.get("inference_cycles"), (result.get("software") or {}).get("inference_cycles")
+    if acc:
+        say(f"[model] whole inference (the server's cycle count, stream ops and program loads included): {acc} cycles"
+            + (f", {sw} on the software path: {sw / acc:.1f}x" if sw else ""))
     if config is not None and result["layers"]:
         say(f"[model] {roofline.legend(config)}")
         say(f"[model] {'layer':<6}{'op':<14}{roofline.header()}")
