@@ -440,6 +440,7 @@ class _Gen:
         bn = self.constant(op.batch) if op.bn_en else None
         arranged = (self.data is not None and w is not None and (bias != 1 or bvals is not None)
                     and (not op.bn_en or bn is not None))
+        names = ["coef"] + (["bias"] if bias == 1 else []) + (["scale", "offset"] if op.bn_en else [])
         lo = var("coef").addr
         images = {}                                     # (tile index, k index) -> (address, words)
         if arranged:
@@ -480,7 +481,7 @@ class _Gen:
                     at, n = images[t, ki]
                     sp = img_space.get((t, ki))
                     func, src = ("image_scratch", sp) if sp is not None else ("image_ddr", at)
-                    return run(func, p, IMG=src, IMAGE=n, NPU=npu_bcast)
+                    return [i for u in range(npu) for i in run(func, p, U=u, IMG=src, IMAGE=n)]
                 s = w_coef(run, p, t * GT, GT, tl.k_tiles[ki], npu_bcast)
                 if ki == len(tl.k_tiles) - 1:
                     if bias == 1:
