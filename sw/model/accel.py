@@ -440,7 +440,6 @@ class _Gen:
         bn = self.constant(op.batch) if op.bn_en else None
         arranged = (self.data is not None and w is not None and (bias != 1 or bvals is not None)
                     and (not op.bn_en or bn is not None))
-        names = ["coef"] + (["bias"] if bias == 1 else []) + (["scale", "offset"] if op.bn_en else [])
         lo = var("coef").addr
         images = {}                                     # (tile index, k index) -> (address, words)
         if arranged:
