@@ -56,6 +56,20 @@ def test_engine_runs_the_guide_examples():
 
 
 @pytest.mark.sim
+def test_engine_broadcasts_to_all_pcores_in_one_write():
+    """PCORE(4)[*] destinations (verification/te/test_broadcast.py): each
+    word goes to every broadcast PCORE in one te write, so N elements take
+    about N / VW clocks on chip (N / 2 from DDR), not 4 times that; private
+    and shared, partial and out-of-range copies, bit-exact with the executor
+    (default geometry, the bench's top)."""
+    from soc.config import SoCConfig
+    from verification.te.cli import BENCH_DDR_BYTES
+    from verification.te.run import run
+    tests, fails, results = run(SoCConfig(), module="verification.te.test_broadcast", ddr_bytes=BENCH_DDR_BYTES)
+    assert tests == 1 and fails == 0, f"see {results}"
+
+
+@pytest.mark.sim
 def test_bench_meets_the_throughput_targets():
     """`tsoc bench te` (every transfer checked against the executor): long
     contiguous transfers on the vector path at >= 80% of the DDR bus and >= 90%

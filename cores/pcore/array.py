@@ -28,6 +28,10 @@ class PCOREArrayCore(Module):
       vector-word address (element address / VW) in that space.
     * ``te.wdata``: VW lanes of 16 bits, lane 0 in bits 15..0;
       ``te.wmask``: per-lane write enable (write channel).
+    * ``te.wr_bcast``: NP bits; when non-zero the write goes to every PCORE
+      whose bit is set, in one clock (the same thread, address, lanes and
+      mask in each; ``wr_pcore`` is ignored): the TensorEngine's broadcast
+      over the PCORE dimension.  0 (unconnected): ``wr_pcore`` only.
     * ``te.rvalid``/``te.rdata``: read data, two clocks after the read
       command; no back-pressure.
 

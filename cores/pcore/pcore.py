@@ -30,12 +30,16 @@ def _bits(n):
 class TEPort:
     """The TensorEngine data port signals (shared by all PCOREs): a read
     channel (``rd_*``, data back on ``rvalid``/``rdata``) and a write channel
-    (``wr_*``, ``wdata``, ``wmask``), each taking one command per clock, both
-    in the same clock; see ``PCOREArrayCore`` for their meaning."""
+    (``wr_*``, ``wdata``, ``wmask``, ``wr_bcast``), each taking one command
+    per clock, both in the same clock; see ``PCOREArrayCore`` for their
+    meaning.  ``wr_bcast`` (NP bits, 0 when unconnected): a non-zero mask
+    writes the command to every PCORE whose bit is set (``wr_pcore``
+    ignored), the same word, thread and lanes in each."""
 
     CHANNEL = ("valid", "process", "shared", "pcore", "thread", "addr")
     # Driven by the TensorEngine / by the array.
-    OUT = tuple("rd_" + n for n in CHANNEL) + tuple("wr_" + n for n in CHANNEL) + ("wdata", "wmask")
+    OUT = (tuple("rd_" + n for n in CHANNEL) + tuple("wr_" + n for n in CHANNEL)
+           + ("wdata", "wmask", "wr_bcast"))
     IN = ("rd_ready", "wr_ready", "rvalid", "rdata")
 
     def connect(self, array_port):
@@ -65,6 +69,12 @@ class TEPort:
         self.wr_addr = Signal(addr_bits)
         self.wdata = Signal(16 * vw)
         self.wmask = Signal(vw)
+        self.wr_bcast = Signal(np)
+
+    def wr_selects(self, index):
+        """Expression: a write command addresses PCORE ``index`` (its
+        ``wr_bcast`` bit, else ``wr_pcore``); valid/ready not included."""
+        return Mux(self.wr_bcast != 0, self.wr_bcast[index], self.wr_pcore == index)
 
 
 class PCore(Module):
@@ -88,7 +98,7 @@ class PCore(Module):
         te_rd_process = Signal()
         self.comb += [
             te_rd_hit.eq(te.rd_valid & te.rd_ready & (te.rd_pcore == index)),
-            te_wr_hit.eq(te.wr_valid & te.wr_ready & (te.wr_pcore == index)),
+            te_wr_hit.eq(te.wr_valid & te.wr_ready & te.wr_selects(index)),
         ]
         self.sync += If(te_rd_hit, te_rd_shared.eq(te.rd_shared), te_rd_process.eq(te.rd_process))
 

@@ -23,7 +23,7 @@ from litex.soc.interconnect import wishbone
 
 from sw.mcore import isa
 from cores.pcore.pcore import TEPort
-from cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS
+from cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS, IDX_BITS
 from cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from cores.tensor_engine.vector import VectorPath, eligible
 from cores.tensor_engine.trace import ActivityTrace
@@ -348,14 +348,55 @@ class TensorEngineCore(Module):
         vmode = Signal()          # the transfer runs on the vector path
         vdone = Signal()
         s_elig, d_elig = eligible(src), eligible(dst)
+        # Broadcast over the PCORE dimension on the vector path (bmode): a
+        # PCORE destination whose one broadcast level (slot 0) steps by the
+        # PCORE stride, at most NP copies, not overlapped, the rest of the
+        # side eligible.  The copies of a word differ only in the PCORE, so
+        # each destination word is one write of the te channel to all of
+        # them (te.wr_bcast).  The decoder's slots are then shifted down
+        # (the broadcast level leaves the agen) and the per-copy bound check
+        # of the broadcast level, constant over the transfer, is kept in
+        # bc_copy.
+        bvector_ok = Signal()
+        bmode = Signal()
+        self.bmode = bmode
+        d_pcore = (dst.space == SPACE["PCORE_PRIVATE"]) | (dst.space == SPACE["PCORE_SHARED"])
+        d_pstride = Mux(dst.space == SPACE["PCORE_SHARED"], config.pcore_shared_words,
+                        config.nt * config.pcore_private_words)
+        db_elig = eligible(dst, first=1)
         self.comb += src.vector_eligibility + dst.vector_eligibility
         self.comb += vector_ok.eq(s_elig & d_elig & ~proc_en
                                   & ~((src.space == SPACE["DDR"]) & (dst.space == SPACE["DDR"])))
+        self.comb += bvector_ok.eq(s_elig & db_elig & ~proc_en & d_pcore & (dst.step[0][:32] == d_pstride)
+                                   & ~dst.ovl[0] & (dst.count[0] <= config.np))
+        bc_copy = Signal(config.np)     # copy j of a word is not out of bound on the broadcast level
+        bc_copy_next = Signal(config.np)
+        for j in range(config.np):
+            idx_j = Signal((IDX_BITS + 8, True), name=f"bc_idx{j}")
+            bnd = Signal((IDX_BITS + 8, True), name=f"bc_bound{j}")
+            self.comb += [
+                idx_j.eq(dst.start[0] + j * dst.stride[0]),
+                bnd.eq(dst.bound[0]),
+                bc_copy_next[j].eq((dst.count[0] > j) & ~(dst.chk[0] & ((idx_j < 0) | (idx_j >= bnd)))),
+            ]
+        check_ok = Signal()
+        self.comb += check_ok.eq((rem == 0) & ~bad & ~bad_count & ~((prod[0] != prod[1]) | ovf[0] | ovf[1]))
+        bshift = Signal()
+        self.comb += bshift.eq(fsm.ongoing("CHECK") & check_ok & bvector_ok)
+        shift = []
+        for k in range(LEVELS):
+            for name in ("count", "step", "start", "stride", "bound", "chk", "ovl"):
+                reg = getattr(dst, name)
+                shift.append(reg[k].eq(reg[k + 1] if k + 1 < LEVELS else (1 if name == "count" else 0)))
+        self.sync += If(bshift, *shift, dst.nbcast.eq(0), bc_copy.eq(bc_copy_next))
         fsm.act("CHECK",
             If(rem != 0, NextValue(bad, 1), NextState("SKIP")
             ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
             ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
-            ).Else(xfer_go.eq(1), NextValue(vmode, vector_ok), NextState("XFER")))
+            ).Elif(bvector_ok, NextValue(vmode, 1), NextValue(bmode, 1), NextState("BCAST")
+            ).Else(xfer_go.eq(1), NextValue(vmode, vector_ok), NextValue(bmode, 0), NextState("XFER")))
+        # the shifted slots are in place: start the walk
+        fsm.act("BCAST", xfer_go.eq(1), NextState("XFER"))
         fsm.act("XFER", self.xfer_active.eq(1),
             If(Mux(vmode, vdone, xfer_done), NextState("HDR")))
         self.comb += self.xfer_vector.eq(vmode)
@@ -387,10 +428,37 @@ class TensorEngineCore(Module):
 
         s_in = in_range(src, sg.addr)
         d_in = in_range(dst, dg.addr)
+        # Broadcast mode: dg.addr is copy 0's address; copy j is at
+        # + j * PCORE stride (mod 2**32), i.e. PCORE field hi + j, the same
+        # thread and word.  bc_pcores: the PCOREs of the copies not out of
+        # bound and inside the memory; bc_range: a copy not out of bound
+        # lies outside the memory (RANGE).
+        bc_pcores = Signal(config.np)
+        bc_range = Signal()
+
+        def copies(shift):
+            hi = dg.addr[shift:32]
+            pcores, outside = [], []
+            for j in range(config.np):
+                hj = Signal(32 - shift, name_override=None)
+                inj = Signal()
+                self.comb += [hj.eq(hi + j), inj.eq(hj < config.np)]
+                pcores.append(Cat(*[bc_copy[j] & inj & (hj == p) for p in range(config.np)]))
+                outside.append(bc_copy[j] & ~inj)
+            return reduce(or_, pcores), reduce(or_, outside)
+        sh_pc, sh_out = copies(pm.lsw)
+        pr_pc, pr_out = copies(pm.lpw + pm.lnt)
+        self.comb += [
+            bc_pcores.eq(Mux(dst.space == SPACE["PCORE_SHARED"], sh_pc, pr_pc)),
+            bc_range.eq(Mux(dst.space == SPACE["PCORE_SHARED"], sh_out, pr_out)),
+        ]
+        d_in_all = Signal()
+        self.comb += d_in_all.eq(Mux(bmode, bc_pcores != 0, d_in))
         s_skip = Signal()
         d_skip = Signal()
-        self.comb += [s_skip.eq(sg.oob | ~s_in), d_skip.eq(dg.oob | ~d_in)]
-        self.comb += If((sg.valid & sg.ready & ~sg.oob & ~s_in) | (dg.valid & dg.ready & ~dg.oob & ~d_in),
+        self.comb += [s_skip.eq(sg.oob | ~s_in), d_skip.eq(dg.oob | ~d_in_all)]
+        self.comb += If((sg.valid & sg.ready & ~sg.oob & ~s_in)
+                        | (dg.valid & dg.ready & ~dg.oob & Mux(bmode, bc_range, ~d_in)),
                         err_range.eq(ERR["RANGE"]))
 
         def next_word_in(addr):
@@ -404,7 +472,7 @@ class TensorEngineCore(Module):
         # ------------------------------------------------------------------
         self.submodules.vec = vec = VectorPath(
             config, src, dst, sg, dg, s_skip, d_skip, next_word_in(sg.addr), next_word_in(dg.addr),
-            pad, scratch, te)
+            pad, scratch, te, d_bcast=Mux(bmode, bc_pcores, 0))
         self.comb += [vec.active.eq(vmode), vdone.eq(vec.done), scratch.wide.eq(vmode)]
         # ------------------------------------------------------------------
         # Activity trace (trace.py, record format sw/te_trace.py).
@@ -662,7 +730,7 @@ class TensorEngineCore(Module):
             If(vmode,
                 te.rd_valid.eq(vec.t_rd_valid), *pm.command(te, "rd", vec.t_rd_shared, vec.t_rd_tag),
                 te.wr_valid.eq(vec.t_wr_valid), *pm.command(te, "wr", vec.t_wr_shared, vec.t_wr_tag),
-                te.wdata.eq(vec.t_wdata), te.wmask.eq(vec.t_wmask),
+                te.wdata.eq(vec.t_wdata), te.wmask.eq(vec.t_wmask), te.wr_bcast.eq(vec.t_wr_bcast),
             ).Else(
                 te.rd_valid.eq(te_rd_req & ~te_wr_req), *pm.command(te, "rd", s_shared, s_tag),
                 te.wr_valid.eq(te_wr_req), *pm.command(te, "wr", d_shared, pv_tag),

@@ -40,18 +40,24 @@ def _log2(n):
     return n.bit_length() - 1
 
 
-def eligible(sd):
-    """Expression: side ``sd`` can be walked by chunks (see the module doc)."""
+def eligible(sd, first=0):
+    """Expression: side ``sd`` can be walked by chunks (see the module doc).
+    ``first``: the slot of its innermost non-broadcast level, which is also
+    its number of broadcast slots (1: a destination broadcast over the
+    PCORE dimension, the engine's broadcast mode; its broadcast slot is
+    checked by the engine)."""
+    f = first
     byte = sd.space <= SPACE["SCRATCH"]
     wide = byte & (sd.dtype == DT["INT16"])
     unit = Mux(wide, 2, 1)
     last = Signal((48, True))       # index of the row's last element (stride 1)
     bound = Signal((48, True))
-    sd.vector_eligibility = [last.eq(sd.start[0] + sd.count[0] - 1), bound.eq(sd.bound[0])]
-    row_in_bound = (sd.start[0] >= 0) & (last < bound)
-    even = (sd.base[0] == 0) & reduce_and([sd.step[l][0] == 0 for l in range(1, len(sd.step))])
-    return ((sd.nbcast == 0) & (sd.space <= SPACE["PCORE_SHARED"]) & (sd.step[0] == unit) & ~sd.ovl[0]
-            & (~sd.chk[0] | (sd.stride[0] == 0) | ((sd.stride[0] == 1) & row_in_bound))
+    sd.vector_eligibility = getattr(sd, "vector_eligibility", []) + [
+        last.eq(sd.start[f] + sd.count[f] - 1), bound.eq(sd.bound[f])]
+    row_in_bound = (sd.start[f] >= 0) & (last < bound)
+    even = (sd.base[0] == 0) & reduce_and([sd.step[l][0] == 0 for l in range(f + 1, len(sd.step))])
+    return ((sd.nbcast == f) & (sd.space <= SPACE["PCORE_SHARED"]) & (sd.step[f] == unit) & ~sd.ovl[f]
+            & (~sd.chk[f] | (sd.stride[f] == 0) | ((sd.stride[f] == 1) & row_in_bound))
             & (~wide | even))
 
 
@@ -161,7 +167,7 @@ class VectorPath(Module):
     """The vector data path; ``engine.py`` muxes its ports in while ``active``."""
 
     def __init__(self, config, src, dst, sg, dg, s_skip, d_skip, s_next_in, d_next_in, pad,
-                 scratch, te, rsp_depth=4, max_burst=32):
+                 scratch, te, d_bcast=None, rsp_depth=4, max_burst=32):
         vw = config.vw
         self.lanes = L = max(vw, 4)
         D = 2 * L                                  # element ring
@@ -183,6 +189,11 @@ class VectorPath(Module):
         self.t_wr_tag = Signal(32)
         self.t_wdata = Signal(16 * vw)
         self.t_wmask = Signal(vw)
+        # Broadcast mode: the PCOREs that take each destination word
+        # (``d_bcast``, NP bits, with the chunk; 0 outside broadcast mode).
+        self.t_wr_bcast = Signal(config.np)
+        if d_bcast is None:
+            d_bcast = C(0, config.np)
         # Activity (trace): a memory word read / written this clock.
         self.rd_beat = Signal()
         self.wr_beat = Signal()
@@ -319,14 +330,15 @@ class VectorPath(Module):
             ).Elif(d_byte, wdata.eq(half_data), wmask.eq(half_mask)
             ).Else(wdata.eq(half_data), wmask.eq(Cat(*lane_on[:vw]))),
         ]
-        wq = _Packed(word=32, cont=1, mask=len(wmask), data=len(wdata))
+        wq = _Packed(word=32, cont=1, mask=len(wmask), data=len(wdata), pcores=config.np)
         self.submodules.wfq = wfq = SyncFIFO(wq.width, 4)
         self.comb += [
             pop.eq(self.active & dg.valid & (count >= dg.n[:8]) & (d_skip | wfq.writable)),
             self.dst_ready.eq(pop),
             n_pop.eq(Mux(pop, dg.n[:8], 0)),
             wfq.we.eq(pop & ~d_skip),
-            wfq.din.eq(wq.pack(word=dgeo.word, cont=~d_skip & ~dg.row_end & d_next_in, mask=wmask, data=wdata)),
+            wfq.din.eq(wq.pack(word=dgeo.word, cont=~d_skip & ~dg.row_end & d_next_in, mask=wmask, data=wdata,
+                               pcores=d_bcast)),
         ]
 
         # -- write the word -----------------------------------------------
@@ -358,6 +370,7 @@ class VectorPath(Module):
             self.t_wr_tag.eq(w["word"]),
             self.t_wdata.eq(w["data"][:16 * vw]),
             self.t_wmask.eq(w["mask"][:vw]),
+            self.t_wr_bcast.eq(w["pcores"]),
         ]
 
         # -- end: the destination walked, every word written --------------

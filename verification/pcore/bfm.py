@@ -59,7 +59,8 @@ class PcoreArrayBFM:
 
     # -- TensorEngine data port ------------------------------------------------------
     async def te_transfer(self, cmds):
-        """Issue commands ``(we, process, shared, pcore, thread, addr, lanes, mask)``:
+        """Issue commands ``(we, process, shared, pcore, thread, addr, lanes, mask[, bcast])``
+        (``bcast``: the write's ``te.wr_bcast`` PCORE mask, default 0):
         the reads back to back on the read channel and, in the same clocks, the
         writes back to back on the write channel; returns the read data (lists
         of lanes) in read order and the number of clocks taken."""
@@ -93,13 +94,14 @@ class PcoreArrayBFM:
         if cmd is None:
             getattr(d, f"te_{channel}_valid").value = 0
             return
-        we, proc, shared, pcore, thread, addr, lanes, mask = cmd
+        we, proc, shared, pcore, thread, addr, lanes, mask = cmd[:8]
         for n, v in (("valid", 1), ("process", proc), ("shared", int(shared)), ("pcore", pcore),
                      ("thread", thread), ("addr", addr)):
             getattr(d, f"te_{channel}_{n}").value = v
         if we:
             d.te_wdata.value = pack(lanes)
             d.te_wmask.value = mask
+            d.te_wr_bcast.value = cmd[8] if len(cmd) > 8 else 0
 
     async def write_private(self, process, image):
         """image: (NP, NT, private_words) -> the whole private space of ``process``."""

@@ -139,8 +139,9 @@ async def test_lockstep_limits(dut):
 @cocotb.test()
 async def test_process_spaces(dut):
     """While a kernel runs on one process space the TensorEngine moves data in
-    the other (masked writes and reads in the same clocks, read-back) and is
-    held off the busy one on both channels."""
+    the other (masked writes, some broadcast to several PCOREs, and reads in
+    the same clocks, read-back) and is held off the busy one on both
+    channels."""
     bfm = await _setup(dut)
     c = bfm.config
     d = dut
@@ -182,11 +183,14 @@ async def test_process_spaces(dut):
         a = int(rng.integers(0, words // 2))
         lanes = rng.integers(-32768, 32768, size=vw, dtype=np.int64)
         mask = int(rng.integers(0, 1 << vw))
-        cmds.append((1, 1, shared, p, t, a, lanes, mask))
-        target = shr1[p, a * vw:(a + 1) * vw] if shared else priv1[p, t, a * vw:(a + 1) * vw]
-        for i in range(vw):
-            if mask >> i & 1:
-                target[i] = lanes[i]
+        # a third of the writes broadcast to several PCOREs (te.wr_bcast; wr_pcore ignored)
+        bcast = int(rng.integers(1, 1 << c.np)) if rng.random() < 1 / 3 else 0
+        cmds.append((1, 1, shared, p, t, a, lanes, mask, bcast))
+        for q in ([q for q in range(c.np) if bcast >> q & 1] if bcast else [p]):
+            target = shr1[q, a * vw:(a + 1) * vw] if shared else priv1[q, t, a * vw:(a + 1) * vw]
+            for i in range(vw):
+                if mask >> i & 1:
+                    target[i] = lanes[i]
         shared = int(rng.integers(0, 2))
         p, t = int(rng.integers(0, c.np)), int(rng.integers(0, c.nt))
         words = (c.pcore_shared_words if shared else c.pcore_private_words) // vw

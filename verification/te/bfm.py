@@ -12,7 +12,9 @@ class TEBench:
         self.config = config
         self.ddr_bytes = ddr_bytes
         self.starts = []          # (process, func) of every kernel start seen
-        self.paths = {"vector": 0, "element": 0}    # transfers executed per data path
+        # transfers executed per data path; "broadcast": vector transfers
+        # broadcast over PCOREs (one write per word to all of them)
+        self.paths = {"vector": 0, "element": 0, "broadcast": 0}
         self.clk = dut.sys_clk
         from cores.tensor_engine.ports import scratch_word_bytes
         self.scratch_word = scratch_word_bytes(config.vw)     # bytes per scratch-pad word
@@ -46,6 +48,7 @@ class TEBench:
             await RisingEdge(d.xfer_active)
             await RisingEdge(self.clk)
             self.paths["vector" if int(d.xfer_vector.value) else "element"] += 1
+            self.paths["broadcast"] += int(d.xfer_vector.value) and int(d.xfer_bcast.value)
 
     # -- queue ------------------------------------------------------------
     async def push(self, words):

@@ -11,8 +11,9 @@ from cores.tensor_engine.engine import PCOREMap
 class PCOREMemoryModel(Module):
     """The PCORE array as the TensorEngine sees it: two process spaces of
     private and shared vector memories (memories ``te_pm_<kind><process>``,
-    each with a read port for the read channel and a write port for the
-    write channel, both usable in the same clock), read data two clocks
+    each with a read port for the read channel and a write port per PCORE
+    for the write channel (``te.wr_bcast`` writes several PCOREs in one
+    clock), all usable in the same clock), read data two clocks
     after the read command, and a kernel model that keeps ``busy[process]``
     high for ``16 + (entry & 15)`` clocks (``te.rd_ready``/``te.wr_ready``
     low on that process meanwhile)."""
@@ -34,10 +35,14 @@ class PCOREMemoryModel(Module):
         self.mems = {}
         rdatas = []
 
-        def adr(channel, shared):
-            """Word address in a memory of the model from te channel ``channel``."""
+        def adr(channel, shared, pcore=None):
+            """Word address in a memory of the model from te channel
+            ``channel`` (``pcore``: a constant PCORE instead of the channel's)."""
             a, t, p = (getattr(te, f"{channel}_{n}") for n in ("addr", "thread", "pcore"))
-            pcore = p[:pm.lnp] if pm.lnp else C(0, 0)
+            if pcore is not None:
+                pcore = C(pcore, pm.lnp) if pm.lnp else C(0, 0)
+            else:
+                pcore = p[:pm.lnp] if pm.lnp else C(0, 0)
             if shared:
                 return Cat(a[:pm.lsw - pm.lvw], pcore)
             return Cat(a[:pm.lpw - pm.lvw], t[:pm.lnt] if pm.lnt else C(0, 0), pcore)
@@ -45,14 +50,19 @@ class PCOREMemoryModel(Module):
             for kind, depth in (("priv", 1 << pbits), ("shr", 1 << sbits)):
                 mem = Memory(16 * vw, depth, name=f"te_pm_{kind}{process}")
                 rd = mem.get_port()
-                wr = mem.get_port(write_capable=True, we_granularity=16)
-                self.specials += mem, rd, wr
+                self.specials += mem, rd
                 self.mems[(kind, process)] = mem
                 shared = kind == "shr"
                 hit = Signal()
                 self.comb += hit.eq(te.wr_valid & te.wr_ready & (te.wr_process == process) & (te.wr_shared == shared))
-                self.comb += [rd.adr.eq(adr("rd", shared)), wr.adr.eq(adr("wr", shared)), wr.dat_w.eq(te.wdata),
-                              wr.we.eq(Mux(hit, te.wmask, 0))]
+                self.comb += rd.adr.eq(adr("rd", shared))
+                # One write port per PCORE: a broadcast write (te.wr_bcast)
+                # reaches all its PCOREs in the same clock, as in the array.
+                for p in range(config.np):
+                    wr = mem.get_port(write_capable=True, we_granularity=16)
+                    self.specials += wr
+                    self.comb += [wr.adr.eq(adr("wr", shared, p)), wr.dat_w.eq(te.wdata),
+                                  wr.we.eq(Mux(hit & te.wr_selects(p), te.wmask, 0))]
                 rdatas.append(((process, shared), rd.dat_r))
 
         sel = Signal(2)

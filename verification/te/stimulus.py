@@ -4,6 +4,7 @@ Every memory space (DDR, SCRATCH, PCORE private/shared in both process
 spaces, SPU loads), every data type, steps of 0, negative and back-and-forth
 walks, checked / unchecked ('+') levels with in- and out-of-bound indices,
 overlapped-dimension limits, PAD values, broadcast destination levels,
+broadcast over the PCORE dimension (the engine's one-write broadcast),
 PROC(n), element-count mismatches and physical-range errors.  Constraint: a
 transfer's source and destination never share an address of one memory (the
 engine streams: see docs/tensor_engine.md).
@@ -46,14 +47,21 @@ def _split(rng, n, parts):
     return counts
 
 
-def _side(rng, geo, space, dtype, counts, bcast=()):
+def pcore_stride(config, space):
+    """Address step from one PCORE to the next in a PCORE space."""
+    return config.pcore_shared_words if space == SP["PCORE_SHARED"] else config.nt * config.pcore_private_words
+
+
+def _side(rng, geo, space, dtype, counts, bcast=(), bcast_step=None):
     esize = isa.element_bytes(space, dtype)
     size = geo.sizes[space]
     levels = []
     extent = esize
     for l, c in enumerate(counts):
         r = rng.random()
-        if l == 0 and r < 0.6:
+        if l in bcast and bcast_step is not None:
+            step = bcast_step
+        elif l == 0 and r < 0.6:
             step = esize
         elif r < 0.15:
             step = 0
@@ -133,11 +141,18 @@ def random_transfer(rng, geo, spu_loaded=False):
         src = _side(rng, geo, s_space, s_dt, _split(rng, n, rng.randrange(1, 4)))
         d_counts = _split(rng, n, rng.randrange(1, 4))
         bcast = []
+        bstep = None
         if rng.random() < 0.15:
             pos = rng.randrange(len(d_counts) + 1)
-            d_counts.insert(pos, rng.randrange(1, 4))
             bcast = [pos]
-        dst = _side(rng, geo, d_space, d_dt, d_counts, bcast)
+            if d_space in (SP["PCORE_PRIVATE"], SP["PCORE_SHARED"]) and rng.random() < 0.6:
+                # over the PCORE dimension (the engine's one-write broadcast
+                # when the rest is vector-shaped), at times beyond the last PCORE
+                bstep = pcore_stride(geo.config, d_space)
+                d_counts.insert(pos, rng.randrange(1, geo.config.np + 1 + (rng.random() < 0.1)))
+            else:
+                d_counts.insert(pos, rng.randrange(1, 4))
+        dst = _side(rng, geo, d_space, d_dt, d_counts, bcast, bstep)
         if vector:
             _vector_shape(rng, src)
             _vector_shape(rng, dst)

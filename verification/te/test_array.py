@@ -3,7 +3,8 @@
 
 A MAC kernel (sw/pcore/kernels/stream.pcore, long enough to overlap) runs
 on both process spaces: inputs DDR -> PCORE private (vector path) and shared
-(broadcast to every PCORE, element path), EXE_LOCKSTEP, results PCORE -> DDR,
+(broadcast to every PCORE: vector path, one te write per word for all
+PCOREs), EXE_LOCKSTEP, results PCORE -> DDR,
 with the transfers of one process space overlapping the kernel of the other.
 Then PCORE-to-PCORE copies on the vector path (private of PCORE 0 to private
 of PCORE 1, private to shared) and back to DDR: each copy a vector word per
@@ -136,6 +137,15 @@ async def kernels_on_both_process_spaces(dut):
     # The PCORE-to-PCORE copies: vector path, a word per clock (one port
     # command per clock would take two clocks per word); 12 clocks of fill.
     xfers = [r for r in records if r.name in ("XFER_START", "XFER_END")]
+    # The shared inputs PCORE(NP)[*].w <= DDR (transfers 1 and 3): vector
+    # path, each word to every PCORE in one te write (te.wr_bcast), so at the
+    # DDR rate of one copy (N/2 beats, 2 clocks per 32-beat burst) plus fill.
+    for k in (1, 3):
+        start, end = xfers[2 * k], xfers[2 * k + 1]
+        assert start.vector, "broadcast to every PCORE: not on the vector path"
+        limit = w.size // 2 * 34 // 32 + 12
+        dut._log.info(f"PCORE(NP)[*] <= DDR: {w.size} elements x {config.np} PCOREs in {end.ts - start.ts} clocks")
+        assert end.ts - start.ts <= limit, f"broadcast of {w.size} elements took {end.ts - start.ts} clocks"
     words = n // config.vw
     for k, what in enumerate(("private <= private", "shared <= private")):
         start, end = xfers[-6 + 2 * k], xfers[-5 + 2 * k]

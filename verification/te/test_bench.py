@@ -1,5 +1,6 @@
 """cocotb bench of the TensorEngine: elements per clock of long transfers of
-each kind, timed by the engine's ``xfer_active`` (decode excluded), every
+each kind (broadcasts to every PCORE included: elements of the source per
+clock), timed by the engine's ``xfer_active`` (decode excluded), every
 transfer checked against the reference executor.  Writes TSOC_TE_BENCH_JSON."""
 
 import json
@@ -55,6 +56,17 @@ def kinds(config):
                 target = 0.9
             out.append({"kind": f"{dst} <= {src} {dt}{label}", "elements": n, "transfer": t, "peak": peak,
                         "target": target})
+        # PCORE(NP)[*].var <= ...: every word to all PCOREs in one write
+        if config.np > 1 and n <= config.pcore_shared_words:
+            for src in ("SCRATCH", "DDR"):
+                dst = _contig("PCORE_SHARED", dt, 0, n)
+                dst.levels.append(isa.Level(count=config.np, step=config.pcore_shared_words, bound=config.np))
+                dst.check_mask, dst.bcast_mask = 0b11, 0b10
+                t = isa.Transfer(dst=dst, src=_contig(src, dt, 0, n))
+                es = isa.element_bytes(isa.space("DDR"), isa.dtype(dt))
+                peak, target = (BUS_BYTES / es, 0.8) if src == "DDR" else (config.vw, 0.9)
+                out.append({"kind": f"PCORE_SHARED <= {src} {dt} (broadcast to {config.np} PCOREs)", "elements": n,
+                            "transfer": t, "peak": peak, "target": target})
     return out
 
 

@@ -12,7 +12,7 @@ from sw.mcore import isa
 from soc.config import SoCConfig
 from verification.golden.tensor_exec import Machine
 from verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
-from verification.te.stimulus import Geometry, random_batch, spu_load
+from verification.te.stimulus import Geometry, random_batch, spu_load, pcore_stride
 DDR_BYTES = int(os.environ.get("TSOC_TE_DDR_BYTES", "4096"))
 
 
@@ -84,6 +84,10 @@ def _cover(bins, instrs):
                 bins.add("unchecked level")
         if t.dst.bcast_mask:
             bins.add("broadcast")
+            if t.dst.space in (isa.space("PCORE_PRIVATE"), isa.space("PCORE_SHARED")) and any(
+                    t.dst.bcast_mask >> l & 1 and lv.step == pcore_stride(_config(), t.dst.space)
+                    for l, lv in enumerate(t.dst.levels)):
+                bins.add("broadcast over PCOREs")
         if t.proc_en:
             bins.add(f"PROC({t.proc})")
         if t.dst.element_count() != t.src.element_count():
@@ -93,7 +97,7 @@ def _cover(bins, instrs):
 REQUIRED_BINS = ([f"{r} {s} {d}" for r in ("src", "dst") for s in ("DDR", "SCRATCH", "PCORE_PRIVATE", "PCORE_SHARED")
                   for d in ("UINT8", "INT8", "INT16")]
                  + ["src out of bound", "dst out of bound", "src overlap", "dst overlap", "step 0", "negative step",
-                    "unchecked level", "broadcast", "count mismatch", "Exe", "Callback", "Log"]
+                    "unchecked level", "broadcast", "broadcast over PCOREs", "count mismatch", "Exe", "Callback", "Log"]
                  + [f"PROC({n})" for n in range(isa.SPU_PROGRAMS)])
 
 
@@ -135,6 +139,7 @@ async def random_instructions(dut):
                   f"{bench.paths}")
     if total >= 500:
         assert bench.paths["vector"] >= total // 10 and bench.paths["element"] >= total // 10, bench.paths
+        assert bench.paths["broadcast"] >= total // 150, bench.paths
     missing = [b for b in REQUIRED_BINS if b not in bins]
     assert not missing or total < 500, f"random stimulus never exercised: {missing}"
     errors_seen = machine.errors

@@ -49,6 +49,8 @@ class TETop(Module):
         for n in ("xfer_active", "xfer_vector"):
             getattr(e, n).name_override = n
             self.ios.add(getattr(e, n))
+        e.bmode.name_override = "xfer_bcast"      # the vector path's one-write broadcast over PCOREs
+        self.ios.add(e.bmode)
         for n in ("q_we", "q_data", "q_space", "idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
                   "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on",
                   "trace_word", "trace_pop", "trace_level"):
