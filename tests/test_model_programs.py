@@ -151,13 +151,14 @@ def _check(prog, expected, exe):
 
 def test_conv_program():
     """cnn_instructions' conv, 8x8x8 -> 8x8x16, 3x3, pad 1: the input and the arranged shared image
-    staged in the scratch-pad, the image to each PCORE in both process spaces, two passes of four
+    staged in the scratch-pad, the image broadcast to the four PCOREs in both process spaces, two passes of four
     output rows, stores one pass behind, the CALLBACK tagged with the layer."""
     ops, at, _table, data, progs = _cnn(True)
     op = ops["conv"]
     image = -(-data.base // 16) * 16
     K, n_image = 72, 2 * 72 * 8 + 3 * 16                 # coef[2][72][8], bias, scale, offset
-    setup = lambda p: [copy(SHARED, u * 4096, SCRATCH, 1024, n_image, p) for u in range(4)]  # noqa: E731
+    setup = lambda p: [xfer(side(SHARED, 0, [lv(n_image, 1), lv(4, 4096)], bcast=0b10),  # noqa: E731
+                            side(SCRATCH, 1024, [lv(n_image, 2)]), p)]
     rows = lambda q0, p: [window(0, oy * 8 - q0, 8, SCRATCH, 0, 8, 8, 8, 3, 3, 1, oy - 1, -1, p)  # noqa: E731
                           for oy in range(q0 // 8, q0 // 8 + 4)]
     expected = ([copy(SCRATCH, 0, DDR, at[op.b], 512), copy(SCRATCH, 1024, DDR, image, n_image)] + setup(0)

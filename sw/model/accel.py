@@ -480,7 +480,7 @@ class _Gen:
                     at, n = images[t, ki]
                     sp = img_space.get((t, ki))
                     func, src = ("image_scratch", sp) if sp is not None else ("image_ddr", at)
-                    return [i for u in range(npu) for i in run(func, p, U=u, IMG=src, IMAGE=n)]
+                    return run(func, p, IMG=src, IMAGE=n, NPU=npu_bcast)
                 s = w_coef(run, p, t * GT, GT, tl.k_tiles[ki], npu_bcast)
                 if ki == len(tl.k_tiles) - 1:
                     if bias == 1:

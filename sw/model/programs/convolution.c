@@ -27,17 +27,18 @@ void tanh_table(uint32_t TANH)
 /* ---- shared constants: once per process space ---- */
 
 /* The arranged shared-memory image (coef[G][K][VW], then bias / scale /
- * offset; DataBlob in accel.py) of PCORE U, one contiguous transfer from the
- * model's constants or from their scratch-pad copy.  coef(IMAGE+) is not
- * bound-checked: it runs on into the epilogue vectors after coef. */
-void image_ddr(int U, uint32_t IMG, int IMAGE)
+ * offset; DataBlob in accel.py), broadcast to PCOREs 0..NPU-1 (a power of
+ * 2), one contiguous transfer from the model's constants or from their
+ * scratch-pad copy.  coef(IMAGE+) is not bound-checked: it runs on into the
+ * epilogue vectors after coef. */
+void image_ddr(uint32_t IMG, int IMAGE, int NPU)
 {
-	> PCORE(NP)[U].convolution::coef(IMAGE+)[:] <= DDR(IMG)[0:IMAGE-1];
+	> PCORE(NPU)[*].convolution::coef(IMAGE+)[:] <= DDR(IMG)[0:IMAGE-1];
 }
 
-void image_scratch(int U, uint32_t IMG, int IMAGE)
+void image_scratch(uint32_t IMG, int IMAGE, int NPU)
 {
-	> PCORE(NP)[U].convolution::coef(IMAGE+)[:] <= SCRATCH(IMG)[0:IMAGE-1];
+	> PCORE(NPU)[*].convolution::coef(IMAGE+)[:] <= SCRATCH(IMG)[0:IMAGE-1];
 }
 
 /* Without an arranged image (weights computed at run time), the engine
