@@ -58,7 +58,9 @@ def golden_io(model):
 async def _infer(dev, image, inp, model, timeout, console=None):
     """(output bytes, RTimings us, device_layers() of the console or None,
     the server's whole-inference cycles or None)."""
-    await dev.write_model(image)
+    # The server checks the whole image (CRC-32) after its last chunk: give
+    # a large model the time (1 us a byte at most, 100 cycles at 100 MHz).
+    await dev.write_model(image, timeout=max(dev.timeout, 1e-6 * len(image)))
     await dev.write_tensor(inp)
     n = len(console.lines) if console is not None else 0
     await dev.infer(timeout=timeout)
@@ -115,6 +117,9 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
     runs = [("accelerated" if accel else "software", image)]
     if accel and software:
         runs.append(("software", compile_model(model, accel=False)))
+    # The software path takes ~20 cycles a MAC (the default model's conv: 17).
+    timeout = max(timeout, 40 * sum(layer_macs(op) for op in model.exec_ops if op.kind != "stream")
+                  / model.config.sys_clk_freq)
     results = {}
     for name, img in runs:
         results[name] = await _infer(dev, img, inp, model, timeout, console)
