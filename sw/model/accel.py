@@ -83,12 +83,9 @@ class LayerProgram:
         n = 0
         for i in self.instrs:
             if isinstance(i, isa.Transfer):
-                for side in (i.src, i.dst):
+                for side in (i.src, i.dst):      # a broadcast reads its source once
                     if side.space == DDR:
-                        cnt = 1
-                        for lv in i.dst.levels:          # every element written is read
-                            cnt *= lv.count
-                        n += cnt * isa.element_bytes(DDR, side.dtype)
+                        n += side.element_count() * isa.element_bytes(DDR, side.dtype)
         return n
 
 
@@ -457,22 +454,27 @@ class _Gen:
                     for n, val in parts.items():
                         image[var(n).addr - lo:var(n).addr - lo + var(n).size] = np.asarray(val).reshape(-1)
                     images[t, ki] = (self.data.add(image), image.size)
-        # Scratch-pad staging: the input (its windows overlap), then the
-        # images when they go to more than one PCORE / process space and fit.
+        # Scratch-pad staging, by DDR reads saved per byte: the input is read
+        # about KH x KW times (its windows overlap), each image ``uses``
+        # times (once per PCORE and pass when K is cut, once per PCORE and
+        # process space otherwise).  What does not fit is read from DDR.
         prologue = self.tanh_prologue(op, prog)
         x_space, x_at = DDR, self.addr(op.b)
-        if x_bytes:
-            x_space, x_at, st = self.stage_input(layer, x_at, x_bytes, 0)
+        uses = npu * (tl.n_passes if tl.k_tiled else min(2, tl.n_passes))
+        wanted = [(KH * KW - 1, "input", x_bytes)] if x_bytes else []
+        if uses > 1:
+            wanted += [(uses - 1, key, n * EB) for key, (_at, n) in sorted(images.items())]
+        used, img_space = 0, {}
+        for _gain, key, nbytes in sorted(wanted, key=lambda w: -w[0]):
+            if used + nbytes > c.scratch_size:
+                continue
+            if key == "input":
+                x_space, x_at, st = self.stage_input(layer, x_at, nbytes, used)
+            else:
+                img_space[key] = used
+                st = layer("stage", AT=used, SRC=images[key][0], N=images[key][1])
             prologue += st
-        used = -(-(x_bytes if x_space == SCRATCH else 0) // 16) * 16
-        img_space = {}
-        uses = npu * (min(2, tl.n_passes) if not tl.k_tiled else tl.n_passes)
-        if images and uses > 1:
-            for key, (at, n) in sorted(images.items()):
-                if used + n * EB <= c.scratch_size:
-                    prologue += layer("stage", AT=used, SRC=at, N=n)
-                    img_space[key] = used
-                    used = -(-(used + n * EB) // 16) * 16
+            used = -(-(used + nbytes) // 16) * 16
 
         def shared(t, ki):
             def load(p):
