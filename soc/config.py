@@ -30,7 +30,7 @@ class SoCConfig:
     main_ram_size: int = 16 * 1024 * 1024
     rom_size: int = 64 * 1024            # boot ROM holding the default firmware
     sram_size: int = 8 * 1024            # CPU stack/data scratch
-    scratch_size: int = 32 * 1024        # TensorEngine scratch-pad
+    scratch_size: int = 128 * 1024       # TensorEngine scratch-pad: a 3x3 64 -> 64 conv's input and weights (docs/models.md, "Tiling")
     pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
     pcore_shared_words: int = 4096       # per PCORE and per process space, 16-bit elements
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
