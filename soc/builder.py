@@ -87,37 +87,68 @@ class SimSDRAM:
 
     def describe(self):
         cls = self.module_class()
-        return (f"{cls.memtype} SDRAM {self.module_name} x{self.data_width} ({self.size // (1024 * 1024)} MiB), "
-                f"L2 cache {self.l2_cache_size // 1024} KiB")
+        l2 = (f"L2 cache {self.l2_cache_size // 1024} KiB, {self.l2_cache_min_data_width}-bit line"
+              if self.l2_cache_size else "no L2 cache")
+        return f"{cls.memtype} SDRAM {self.module_name} x{self.data_width} ({self.size // (1024 * 1024)} MiB), {l2}"
 
     @property
     def slug(self):
         return re.sub(r"[^A-Za-z0-9_]+", "-", self.name).strip("-").lower()
 
 
+def sim_sdram_board(text):
+    """The board an ``--sdram`` argument names, or None (a LiteDRAM module)."""
+    from soc.targets import TARGETS
+    base = text.split(",")[0]
+    return base if base in TARGETS else None
+
+
 def parse_sim_sdram(text):
-    """``--sdram`` argument -> SimSDRAM: a board name (its SDRAM module, data
-    width and L2 cache: soc/targets/) or ``MODULE[:DATA_WIDTH]`` (a
-    litedram.modules class, 32 bits wide unless given, as LiteX's litex_sim)."""
+    """``--sdram`` argument -> SimSDRAM: ``BOARD`` (the board's SDRAM module,
+    data width and L2 cache: soc/targets/) or ``MODULE[:DATA_WIDTH]`` (a
+    litedram.modules class, 32 bits wide unless given, as LiteX's litex_sim;
+    an 8 KiB L2 cache with a 32-bit line as the boards'), then optionally
+    ``,l2=BYTES`` (L2 cache size, 0: none) and ``,l2_line=BITS`` (its
+    minimum line width), e.g. ``ulx3s,l2_line=128``."""
+    import dataclasses
     import litedram.modules
     from soc.targets import TARGETS
-    if text in TARGETS:
-        t = TARGETS[text]
+    base, *options = text.split(",")
+    board = sim_sdram_board(text)
+    if board is not None:
+        t = TARGETS[board]
         cls = t.sdram_module
         width = t.config.main_ram_size * 8 // (cls.nbanks * cls.nrows * cls.ncols)
-        return SimSDRAM(text, cls.__name__, width, t.l2_cache_size, t.l2_cache_min_data_width)
-    name, _, width = text.partition(":")
-    cls = getattr(litedram.modules, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, litedram.modules.SDRAMModule) and getattr(cls, "nbanks", None)):
-        raise BuildError(f"--sdram {text!r}: not a board ({', '.join(sorted(TARGETS))}) nor a LiteDRAM module "
-                         f"(litedram.modules, e.g. MT48LC16M16, MT41K128M16)")
-    try:
-        width = int(width or 32)
-    except ValueError:
-        raise BuildError(f"--sdram {text!r}: the data width after ':' must be an integer (bits)") from None
-    if width not in (8, 16, 32, 64, 128):
-        raise BuildError(f"--sdram {text!r}: data width {width}: expected 8, 16, 32, 64 or 128 bits")
-    return SimSDRAM(text, name, width)
+        sdram = SimSDRAM(text, cls.__name__, width, t.l2_cache_size, t.l2_cache_min_data_width)
+    else:
+        name, _, width = base.partition(":")
+        cls = getattr(litedram.modules, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, litedram.modules.SDRAMModule)
+                and getattr(cls, "nbanks", None)):
+            raise BuildError(f"--sdram {text!r}: not a board ({', '.join(sorted(TARGETS))}) nor a LiteDRAM module "
+                             f"(litedram.modules, e.g. MT48LC16M16, MT41K128M16)")
+        try:
+            width = int(width or 32)
+        except ValueError:
+            raise BuildError(f"--sdram {text!r}: the data width after ':' must be an integer (bits)") from None
+        if width not in (8, 16, 32, 64, 128):
+            raise BuildError(f"--sdram {text!r}: data width {width}: expected 8, 16, 32, 64 or 128 bits")
+        sdram = SimSDRAM(text, name, width)
+    fields = {"l2": "l2_cache_size", "l2_line": "l2_cache_min_data_width"}
+    for option in options:
+        key, _, value = option.partition("=")
+        if key not in fields:
+            raise BuildError(f"--sdram {text!r}: unknown option {key!r} (l2=BYTES, l2_line=BITS)")
+        try:
+            value = int(value, 0)
+        except ValueError:
+            raise BuildError(f"--sdram {text!r}: {key}={value!r} is not an integer") from None
+        if key == "l2" and (value < 0 or value & (value - 1)):
+            raise BuildError(f"--sdram {text!r}: l2={value}: the L2 cache size must be 0 or a power of 2 (bytes)")
+        if key == "l2_line" and (value < 32 or value & (value - 1)):
+            raise BuildError(f"--sdram {text!r}: l2_line={value}: a power of 2 of at least 32 bits")
+        sdram = dataclasses.replace(sdram, **{fields[key]: value})
+    return sdram
 
 
 def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: SimSDRAM = None):

@@ -30,14 +30,14 @@ def _config_from_args(args, base=DEFAULT):
 
 def _sim_build(args):
     """The SimBuild the arguments name (configuration, --sdram, --build-dir)."""
-    from soc.builder import SimBuild, BuildError, parse_sim_sdram
+    from soc.builder import SimBuild, BuildError, parse_sim_sdram, sim_sdram_board
     from soc.targets import TARGETS
     from sw.cli import UserError
     base = DEFAULT
-    if getattr(args, "sdram", None) in TARGETS:
+    if getattr(args, "sdram", None) and sim_sdram_board(args.sdram):
         # A board's SDRAM comes with the board's main RAM size and host
         # windows (the rest of the configuration stays the simulation's).
-        board = TARGETS[args.sdram].config
+        board = TARGETS[sim_sdram_board(args.sdram)].config
         base = DEFAULT.with_overrides(**{f: getattr(board, f) for f in MEMORY_FIELDS})
     config = _config_from_args(args, base)
     try:
@@ -50,10 +50,11 @@ def _sim_build(args):
 def _add_config_args(p):
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
                    help="override a configuration field of soc/config.py (repeatable), e.g. --set np=8")
-    p.add_argument("--sdram", metavar="BOARD|MODULE[:BITS]",
+    p.add_argument("--sdram", metavar="BOARD|MODULE[:BITS][,l2=BYTES][,l2_line=BITS]",
                    help="main RAM as SDRAM through LiteDRAM's controller and SDRAM model, with the timings of a "
-                        "board's SDRAM (ulx3s, colorlight_i5: module, data width and L2 cache) or of a "
-                        "litedram.modules module (e.g. MT48LC16M16:16; 32 bits unless given), at the SoC clock "
+                        "board's SDRAM (ulx3s, colorlight_i5: module, data width, L2 cache, and the board's main "
+                        "RAM and window sizes) or of a litedram.modules module (e.g. MT48LC16M16:16; 32 bits "
+                        "unless given), at the SoC clock; l2/l2_line override the L2 cache "
                         "(default: integrated RAM, one access per clock)")
     p.add_argument("--build-dir", default=None,
                    help="build folder (default: build/sim, build/sim-sdram-NAME with --sdram)")

@@ -112,12 +112,18 @@ def test_sim_sdram_of_the_boards():
     m = parse_sim_sdram("MT41K128M16:16")
     assert (m.module_name, m.data_width, m.size) == ("MT41K128M16", 16, 256 * MiB)
     assert parse_sim_sdram("MT48LC16M16").data_width == 32
-    assert "SDR SDRAM MT48LC16M16 x16 (32 MiB)" in u.describe()
+    assert u.describe() == "SDR SDRAM MT48LC16M16 x16 (32 MiB), L2 cache 8 KiB, 32-bit line"
+    w = parse_sim_sdram("ulx3s,l2_line=128,l2=16384")
+    assert (w.module_name, w.l2_cache_size, w.l2_cache_min_data_width, w.slug) == \
+        ("MT48LC16M16", 16384, 128, "ulx3s-l2_line-128-l2-16384")
+    assert "no L2 cache" in parse_sim_sdram("MT48LC16M16:16,l2=0").describe()
 
 
 @pytest.mark.parametrize("text,msg", [("nonsense", "not a board"), ("SDRAMModule", "not a board"),
                                       ("MT48LC16M16:x", "must be an integer"),
-                                      ("MT48LC16M16:12", "data width 12")])
+                                      ("MT48LC16M16:12", "data width 12"),
+                                      ("ulx3s,l3=1", "unknown option 'l3'"), ("ulx3s,l2=x", "not an integer"),
+                                      ("ulx3s,l2=1000", "power of 2"), ("ulx3s,l2_line=16", "at least 32")])
 def test_sim_sdram_bad_names(text, msg):
     from soc.builder import BuildError, parse_sim_sdram
     with pytest.raises(BuildError, match=msg):
@@ -133,14 +139,15 @@ def test_sim_sdram_smaller_than_main_ram_is_refused(tmp_path):
 def test_sim_sdram_cli_takes_the_boards_memory_sizes():
     from soc.cli import _sim_build
     from sw.cli import build_parser
-    args = build_parser().parse_args(["sim", "--sdram", "colorlight_i5", "--set", "memtest_size=4096"])
+    args = build_parser().parse_args(["sim", "--sdram", "colorlight_i5,l2_line=64", "--set", "memtest_size=4096"])
     build = _sim_build(args)
     from soc.targets import TARGETS
     board = TARGETS["colorlight_i5"].config
     assert build.config.main_ram_size == board.main_ram_size == 8 * MiB
     assert build.config.model_window_size == board.model_window_size
     assert (build.config.np, build.config.memtest_size) == (DEFAULT.np, 4096)     # the rest: simulation's
-    assert build.build_dir.name == "sim-sdram-colorlight_i5"
+    assert build.build_dir.name == "sim-sdram-colorlight_i5-l2_line-64"
+    assert build.sdram.l2_cache_min_data_width == 64
 
 
 def test_sim_soc_with_sdram_elaborates():
