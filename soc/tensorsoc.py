@@ -95,12 +95,18 @@ class TensorSoC(SoCCore):
         self.add_core("host_port", port, masters=[port.wb_write, port.wb_read, port.sensor.bus])
         self.add_constant("HOST_PORT_MSB_FIRST", int(msb_first))
 
-    def add_accelerator(self, build_dir=None):
+    def add_accelerator(self, build_dir=None, fetch=True):
         """The TensorEngine (CSRs ``tensor_engine``, a DMA master over main
         RAM) and the PCORE array it drives (Wishbone slave ``pcore``: registers
-        and instruction memory), sized by the configuration."""
+        and instruction memory), sized by the configuration; with ``fetch``,
+        its instruction fetch (CSRs ``tensor_engine_fetch``, a bus master that
+        reads a program from main RAM into the engine's queue or a kernel into
+        the PCORE instruction memory)."""
         from cores.tensor_engine.core import add_tensor_engine
         self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
+        if fetch:
+            from cores.tensor_engine.fetch import add_tensor_engine_fetch
+            self.tensor_engine_fetch = add_tensor_engine_fetch(self, self.tensor_engine, self.pcore)
 
     def add_sim_sdram(self, sdram):
         """Main RAM as SDRAM in simulation: LiteDRAM's controller and L2 cache

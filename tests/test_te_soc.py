@@ -33,3 +33,39 @@ def test_litex_runtime_uses_the_engine_csrs():
     src = (Path(__file__).resolve().parents[1] / "sw" / "runtime" / "platform" / "litex.c").read_text()
     for acc in ("tensor_engine_queue_write", "tensor_engine_queue_space_read", "tensor_engine_callback_read"):
         assert acc in src
+
+
+def test_add_tensor_engine_fetch_to_a_litex_soc(tmp_path):
+    """The instruction fetch (cores/tensor_engine/fetch.py): its CSRs, its bus
+    master, wired to the engine's queue and the PCORE instruction memory."""
+    from litex.build.generic_platform import Pins
+    from litex.build.sim import SimPlatform
+    from litex.soc.integration.soc_core import SoCMini
+    from migen.genlib.io import CRG
+    from cores.tensor_engine.core import add_tensor_engine
+    from cores.tensor_engine.fetch import TEFetch, add_tensor_engine_fetch
+
+    platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
+    soc = SoCMini(platform, clk_freq=int(1e8))
+    soc.crg = CRG(platform.request("sys_clk"))
+    soc.mem_map = {**soc.mem_map, "main_ram": 0x4000_0000}
+    engine, array = add_tensor_engine(soc, SoCConfig(), pcore_origin=0x9000_0000, build_dir=tmp_path)
+    fetch = add_tensor_engine_fetch(soc, engine, array)
+    assert isinstance(fetch, TEFetch) and "tensor_engine_fetch_dma" in soc.bus.masters
+    soc.finalize()
+    csrs = {c.name for c in fetch.get_csrs()}
+    assert {"address", "length", "control", "status"} <= csrs
+    assert all(c.description for c in fetch.get_csrs() if not hasattr(c, "fields") or not c.fields.fields)
+    verilog = str(platform.get_verilog(soc))
+    assert "tensor_engine_fetch" in verilog
+
+
+def test_firmware_uses_the_fetch_when_present():
+    """sw/firmware/accel.c feeds the program and the kernel code by the fetch's
+    DMA when the SoC has it, the CSR path otherwise."""
+    from pathlib import Path
+    src = (Path(__file__).resolve().parents[1] / "sw" / "firmware" / "accel.c").read_text()
+    assert "CSR_TENSOR_ENGINE_FETCH_BASE" in src and "tensor_engine_queue_write" in src
+    for acc in ("tensor_engine_fetch_address_write", "tensor_engine_fetch_length_write",
+                "tensor_engine_fetch_control_write", "tensor_engine_fetch_status_read"):
+        assert acc in src

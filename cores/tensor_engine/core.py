@@ -25,6 +25,11 @@ class TensorEngine(LiteXModule):
         self.te = core.te
         self.start_valid, self.start_ready = core.start_valid, core.start_ready
         self.start_func, self.start_process, self.busy = core.start_func, core.start_process, core.busy
+        # The instruction fetch (fetch.TEFetch) pushes into the same queue: dma_we/dma_data (in;
+        # the CSR write is lost in a clock the fetch pushes), q_space (out) its free words.
+        self.dma_we = Signal()
+        self.dma_data = Signal(32)
+        self.q_space = core.q_space
 
         self.queue = CSR(32, name="queue")
         self.queue.description = "Write: append one instruction word to the queue (check QUEUE_SPACE first)."
@@ -53,8 +58,8 @@ class TensorEngine(LiteXModule):
         # # #
 
         self.comb += [
-            core.q_we.eq(self.queue.re),
-            core.q_data.eq(self.queue.r),
+            core.q_we.eq(self.queue.re | self.dma_we),
+            core.q_data.eq(Mux(self.dma_we, self.dma_data, self.queue.r)),
             self.queue_space.status.eq(core.q_space),
             self.callback.w.eq(Mux(core.cb_valid, Cat(core.cb_tag[:31], 1), 0)),
             core.cb_pop.eq(self.callback.we & core.cb_valid),

@@ -22,6 +22,33 @@ static volatile uint32_t *const pcore = (volatile uint32_t *)PCORE_BASE;
 #define HAVE_ACCEL 0
 #endif
 
+/* The instruction fetch (cores/tensor_engine/fetch.py): reads a program from
+ * main RAM into the TensorEngine's queue, or a kernel into the PCORE
+ * instruction memory, by DMA.  Without it the CPU writes the words. */
+#if HAVE_ACCEL && defined(CSR_TENSOR_ENGINE_FETCH_BASE)
+#define HAVE_FETCH 1
+#define FETCH_TARGET_QUEUE 0
+#define FETCH_TARGET_IMEM 1
+#else
+#define HAVE_FETCH 0
+#endif
+
+#if HAVE_FETCH
+static int fetch_busy(void)
+{
+	return (tensor_engine_fetch_status_read() >> CSR_TENSOR_ENGINE_FETCH_STATUS_BUSY_OFFSET) & 1;
+}
+
+/* Starts fetching `n` words from `words` to `target`. */
+static void fetch_start(const volatile uint32_t *words, uint32_t n, uint32_t target)
+{
+	tensor_engine_fetch_address_write((uint32_t)(uintptr_t)words);
+	tensor_engine_fetch_length_write(n);
+	tensor_engine_fetch_control_write(1u << CSR_TENSOR_ENGINE_FETCH_CONTROL_START_OFFSET |
+	                                  target << CSR_TENSOR_ENGINE_FETCH_CONTROL_TARGET_OFFSET);
+}
+#endif
+
 #if HAVE_ACCEL
 static void trace_put(int c)
 {
@@ -138,8 +165,17 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 	te_trace_state_t st;
 	/* The previous program ended with its CALLBACK, after its last store:
 	 * no kernel runs, the instruction memory is free. */
+#if HAVE_FETCH
+	(void)imem;
+	if (nc) {
+		fetch_start(code, nc, FETCH_TARGET_IMEM);
+		while (fetch_busy())
+			;
+	}
+#else
 	for (uint32_t i = 0; i < nc; i++)
 		imem[i] = code[i];
+#endif
 	if (trace) {
 		printf("accel: layer %lu: TensorEngine activity (LOG_ON .. LOG_OFF)\n", (unsigned long)layer);
 		te_trace_init(&st);
@@ -147,12 +183,19 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 			;
 		ztamLog(1);
 	}
+#if HAVE_FETCH
+	/* The fetch pushes the words as the queue takes them; the CPU only
+	 * waits for the CALLBACK (and drains the trace). */
+	if (nte)
+		fetch_start(te, nte, FETCH_TARGET_QUEUE);
+#else
 	/* Read the free space once per batch of words, not once per word. */
 	for (uint32_t i = 0, space = 0; i < nte; i++, space--) {
 		while (space == 0)
 			space = tensor_engine_queue_space_read();
 		tensor_engine_queue_write(te[i]);
 	}
+#endif
 	/* Poll sparingly: every CSR read is a bus cycle the engine's DMA
 	 * cannot have. */
 	uint32_t cb;
@@ -163,6 +206,12 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 		for (int d = 0; d < 32; d++)
 			__asm__ volatile("nop");
 	}
+#if HAVE_FETCH
+	/* The CALLBACK is the program's last word: the fetch is done (the
+	 * queue is the CPU's again, for LOG_OFF or the next program). */
+	while (fetch_busy())
+		;
+#endif
 	if (trace) {
 		ztamLog(0);
 		if (!trace_drain(&st, 1))

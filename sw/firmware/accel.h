@@ -33,7 +33,8 @@ const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t 
 const char *accel_why(unsigned why);
 
 /* Runs a program record to its CALLBACK: loads the kernel code, streams the
- * TensorEngine words, waits.  Returns 0, or -1 after printing the
+ * TensorEngine words (by the instruction fetch's DMA when the SoC has it,
+ * else through the queue CSR), waits.  Returns 0, or -1 after printing the
  * TensorEngine's error flags or a wrong callback tag. */
 int accel_run(const volatile uint32_t *record, uint32_t layer);
 

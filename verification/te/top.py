@@ -36,6 +36,13 @@ class TETop(Module):
             # LiteX's SRAM on a bus without bursting (SoCCore's default bus_bursting=False): cti ignored
             ram_bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=False)
             self.comb += e.bus.connect(ram_bus)
+        if array == "real":
+            # The instruction fetch (cores/tensor_engine/fetch.py) shares DDR with the engine's
+            # master, as both share main RAM in the SoC; idle unless fetch_start is pulsed.
+            from cores.tensor_engine.fetch import TEFetchCore
+            self.submodules.fetch = f = TEFetchCore(IMEM_WORDS)
+            ram_bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+            self.submodules.ram_arbiter = wishbone.Arbiter([e.bus, f.bus], ram_bus)
         self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=ram_bus)
         if array == "real":
             from cores.pcore.array import PCOREArrayCore
@@ -51,17 +58,34 @@ class TETop(Module):
             self.ios.add(getattr(e, n))
         e.bmode.name_override = "xfer_bcast"      # the vector path's one-write broadcast over PCOREs
         self.ios.add(e.bmode)
-        for n in ("q_we", "q_data", "q_space", "idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
-                  "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on",
-                  "trace_word", "trace_pop", "trace_level"):
+        if array == "real":
+            # Top ports q_we/q_data/imem_* are the bench's; the fetch's pushes and writes join them.
+            for n, w in (("q_we", 1), ("q_data", 32)):
+                setattr(self, n, Signal(w, name_override=n))
+                self.ios.add(getattr(self, n))
+            self.comb += [e.q_we.eq(self.q_we | f.q_we), e.q_data.eq(Mux(f.q_we, f.q_data, self.q_data)),
+                          f.q_space.eq(e.q_space)]
+            for n in ("address", "length", "target", "start", "busy", "remaining"):
+                s = getattr(f, n)
+                s.name_override = f"fetch_{n}"
+                self.ios.add(s)
+        queue = ("q_space",) if array == "real" else ("q_we", "q_data", "q_space")
+        for n in queue + ("idle", "errors", "errors_clear", "cb_valid", "cb_tag", "cb_pop",
+                          "start_valid", "start_ready", "start_func", "start_process", "busy", "log_on",
+                          "trace_word", "trace_pop", "trace_level"):
             s = getattr(e, n)
             s.name_override = n
             self.ios.add(s)
         if array == "real":
-            for n in ("imem_we", "imem_adr", "imem_dat_w"):
-                s = getattr(a, n)
-                s.name_override = n
+            imem = {}
+            for n, w in (("imem_we", 1), ("imem_adr", len(a.imem_adr)), ("imem_dat_w", 32)):
+                imem[n] = s = Signal(w, name_override=n)
                 self.ios.add(s)
+            self.comb += [
+                a.imem_we.eq(imem["imem_we"] | f.imem_we),
+                a.imem_adr.eq(Mux(f.imem_we, f.imem_adr, imem["imem_adr"])),
+                a.imem_dat_w.eq(Mux(f.imem_we, f.imem_dat_w, imem["imem_dat_w"])),
+            ]
 
 
 def config_key(config, ddr_bytes, array="model"):

@@ -1,0 +1,31 @@
+"""The TensorEngine's instruction fetch (cores/tensor_engine/fetch.py) on the
+engine + real PCORE array top (the `tsoc bench layers` build): the default
+model's layer programs, kernel code and instruction words read from DDR by
+the fetch's DMA, run bit-exact, and a fetched layer takes about the clocks
+of the same program pushed a word per clock (the issue's bound: within 15%
+of the engine-only time; the SoC figures are in docs/tensor_engine.md)."""
+
+import json
+
+import pytest
+
+
+@pytest.mark.sim
+def test_fetched_programs_run_bit_exact_at_the_engine_only_time(tmp_path):
+    from soc.config import SoCConfig
+    from verification.te.cli import LAYER_DDR_BYTES
+    from verification.te.run import run
+    from verification.te.top import REPO
+    out = tmp_path / "fetch.json"
+    tests, fails, results = run(SoCConfig(), module="verification.te.test_fetch", ddr_bytes=LAYER_DDR_BYTES,
+                                array="real", quiet=True,
+                                extra_env={"TSOC_LAYER_MODEL": str(REPO / "examples" / "cnn_instructions.yaml"),
+                                           "TSOC_LAYER_JSON": str(out)})
+    assert tests == 1 and fails == 0, f"see {results}"
+    rows = json.loads(out.read_text())["layers"]
+    assert {r["kind"] for r in rows} == {"conv", "maxpool", "lin"}
+    for r in rows:
+        assert r["bit_exact_fetched"] and r["errors_fetched"] == 0
+        assert r["clocks_fetched"] <= 1.15 * r["clocks_pushed"], r
+        # The kernel code: a word per clock (plus the start and the first beat).
+        assert r["clocks_kernel_fetch"] <= r["code_words"] + 8, r
