@@ -105,6 +105,14 @@ def test_batch1_linear_more_blocks_than_threads():
     check(lin_model(64, 96, act="NLIN_F_RELU"), cfg, expect=("K tiles", "2 pass(es)"))
 
 
+def test_batch1_linear_falls_back_to_the_convolution_mapping():
+    """32 private words cannot hold a block's weights, outputs and batch norm on the linear
+    kernel: the batch-1 layer then runs on the convolution kernel's K tiles, still accelerated."""
+    cfg = SoCConfig().with_overrides(pcore_private_words=32, pcore_shared_words=512)
+    res = check(lin_model(64, 16, bn=True), cfg, expect=("K tiles",))
+    assert next(iter(res.values()))[0].kernel.startswith("convolution.pcore")
+
+
 def test_linear_columns_k_halves():
     check(lin_model(640, 16, NB=3, act="NLIN_F_RELU", bn=True), SoCConfig(), expect=("K in 2 halves",))
 

@@ -572,7 +572,10 @@ class _Gen:
         if NB == 1 and self.data is not None and self.constant(op.a) is not None and \
                 (not op.bias_en or self.constant(op.bias) is not None) and \
                 (not op.bn_en or self.constant(op.batch) is not None):
-            return self.lin_rows(op)
+            try:
+                return self.lin_rows(op)
+            except NoProgram:        # a block's rows do not fit a thread: the convolution mapping may
+                pass
 
         def loads(run, q0, n, p, space, at, tile):
             _, _, k0, k1 = tile
