@@ -16,7 +16,6 @@ import numpy as np
 
 import cocotb
 from cocotb.triggers import RisingEdge
-from cocotb.utils import get_sim_time
 
 from sw import te_trace
 from sw.mcore import isa
@@ -25,7 +24,7 @@ from sw.model.frontend import load_model
 from verification.golden import cnn
 from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
 from verification.te.test_engine import _config, DDR_BYTES
-from verification.te.test_layers import _run_until_callback, place
+from verification.te.test_layers import _run_until_callback, place, until_callback
 
 TARGET_QUEUE, TARGET_IMEM = 0, 1
 
@@ -53,23 +52,10 @@ async def wait_fetch(dut, timeout=100_000):
 async def _fetched_until_callback(bench, addr, n, tag, timeout=5_000_000):
     """Fetch the program (``n`` words at ``addr``) into the queue; the clocks
     from the start to the CALLBACK ``tag``."""
-    d = bench.dut
-    t0 = get_sim_time("ns")
-    await fetch(d, addr, n, TARGET_QUEUE)
-    k = 0
-    while not int(d.cb_valid.value):
-        await RisingEdge(bench.clk)
-        k += 1
-        assert k < timeout, f"no CALLBACK {tag} after {timeout} clocks"
-    clocks = int((get_sim_time("ns") - t0) // 10)
-    got = int(d.cb_tag.value) & 0x7FFFFFFF
-    assert not int(d.fetch_busy.value), "CALLBACK before the program's last word was fetched"
-    d.cb_pop.value = 1
-    await RisingEdge(bench.clk)
-    d.cb_pop.value = 0
-    await bench.wait_idle()
-    assert got == tag, f"CALLBACK {got}, expected {tag}"
-    return clocks
+    def fetched_all():
+        assert not int(bench.dut.fetch_busy.value), "CALLBACK before the program's last word was fetched"
+
+    return await until_callback(bench, lambda: fetch(bench.dut, addr, n, TARGET_QUEUE), tag, timeout, fetched_all)
 
 
 @cocotb.test()

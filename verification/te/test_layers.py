@@ -43,11 +43,13 @@ def place(model):
     return offsets, pos, accel.DataBlob(pos + 2 * isa.SPU_LOOKUP_SIZE)
 
 
-async def _run_until_callback(bench, words, tag, timeout=5_000_000):
-    """Push ``words``; the clocks from the first push to the CALLBACK ``tag``."""
+async def until_callback(bench, send, tag, timeout=5_000_000, at_callback=None):
+    """``await send()`` (what gives the engine its program); the clocks from
+    then to the CALLBACK ``tag``.  ``at_callback()``: checks made when it
+    arrives, before it is popped."""
     d = bench.dut
     t0 = get_sim_time("ns")
-    await bench.push(words)
+    await send()
     n = 0
     while not int(d.cb_valid.value):
         await RisingEdge(bench.clk)
@@ -55,12 +57,19 @@ async def _run_until_callback(bench, words, tag, timeout=5_000_000):
         assert n < timeout, f"no CALLBACK {tag} after {timeout} clocks"
     clocks = int((get_sim_time("ns") - t0) // 10)
     got = int(d.cb_tag.value) & 0x7FFFFFFF
+    if at_callback is not None:
+        at_callback()
     d.cb_pop.value = 1
     await RisingEdge(bench.clk)
     d.cb_pop.value = 0
     await bench.wait_idle()
     assert got == tag, f"CALLBACK {got}, expected {tag}"
     return clocks
+
+
+async def _run_until_callback(bench, words, tag, timeout=5_000_000):
+    """Push ``words``; the clocks from the first push to the CALLBACK ``tag``."""
+    return await until_callback(bench, lambda: bench.push(words), tag, timeout)
 
 
 @cocotb.test()
