@@ -8,8 +8,7 @@ get reference instructions from the guide's syntax.
 """
 
 from . import isa, lower
-from .cexpr import NotConstant, evaluate
-from .errors import MCoreError
+from .cexpr import NotConstant, evaluate, no_value_error
 from .parser import CallbackStmt, ExeStmt, LogStmt, TransferStmt, VarDef
 from .preprocessor import Preprocessor
 from .tokens import Source, tokenize
@@ -23,14 +22,20 @@ def instructions(text, symbols, defines=None, process=0, file="<statements>", ta
     source = Source(file, lines)
     pp = Preprocessor(symbols, file, defines)
     out, errors = [], 0
-    for n, line in enumerate(lines, 1):
+    pending = []            # a statement continued on the next line
+    for n, line in enumerate(lines + [None], 1):
+        if line is None:
+            if pending:
+                pp.parse(pending, source)        # raises: the last statement has no ';'
+            break
         body = line.strip()
         if not body:
             continue
         col0 = len(line) - len(line.lstrip()) + 1
         if body.startswith(">"):
             body, col0 = body[1:], col0 + 1
-        for st in pp.statements(tokenize(body, n, col0, source), source):
+        toks, pending = pending + tokenize(body, n, col0, source), []
+        for st in pp.statements(toks, source, pending):
             stmt = pp.parse(st, source)
             try:
                 if isinstance(stmt, VarDef):
@@ -50,8 +55,8 @@ def instructions(text, symbols, defines=None, process=0, file="<statements>", ta
                 elif isinstance(stmt, LogStmt):
                     out.append(isa.Log(on=int(stmt.on), process=process))
             except NotConstant as e:
-                raise MCoreError(f"'{e.args[0]}' has no value", file, stmt.tok.line, stmt.tok.col, str(e.args[0]),
-                                 "a constant, or a value in defines", source.line_text(stmt.tok.line)) from None
+                raise no_value_error(e, source, stmt.tok, "at compile time",
+                                     lambda name: "a constant, or a value in defines") from None
     return out, errors
 
 

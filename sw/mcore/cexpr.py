@@ -9,8 +9,17 @@ of the dividend, comparisons give 0 or 1.
 
 Nodes are tuples: ('num', value, tok) ('id', name, tok) ('ph', tok) ('str', tok)
 ('un', op, x, tok) ('bin', op, a, b, tok) ('cond', c, a, b, tok)
-('call', f, args, tok) ('idx', a, i, tok) ('mem', a, op, name, tok) ('paren', x, tok).
+('call', f, args, tok) ('idx', a, i, tok) ('mem', a, op, name, tok) ('paren', x, tok)
+('cast', type text, x, tok).
+
+A C cast ``(uint32_t)p`` is recognised when the parenthesis holds C type words
+(``int``, ``unsigned char``, any ``*_t`` name) or a name followed by ``*``
+(``(REQUEST *)req``); folding applies the integer type's width.  Nesting of
+parentheses, unary operators and ``?:`` is limited to the 63 levels C guarantees
+(C11 5.2.4.1), so a pathological statement is an error, not a crash.
 """
+
+import re
 
 from .tokens import Token
 
@@ -23,9 +32,27 @@ _BINARY = {
     "&": 5, "^": 4, "|": 3, "&&": 2, "||": 1,
 }
 _UNARY = ("-", "+", "!", "~", "*", "&")
+MAX_NESTING = 63
+C_TYPE_WORDS = {"void", "char", "short", "int", "long", "signed", "unsigned", "float", "double", "const", "volatile"}
+_TYPEDEF_NAME = re.compile(r"^[A-Za-z_]\w*_t$")
+# integer casts folded at compile time: (bits, signed)
+_CAST_WIDTH = {
+    "char": (8, True), "signed char": (8, True), "int8_t": (8, True), "unsigned char": (8, False), "uint8_t": (8, False),
+    "short": (16, True), "signed short": (16, True), "int16_t": (16, True), "unsigned short": (16, False),
+    "uint16_t": (16, False), "int": (32, True), "signed": (32, True), "signed int": (32, True), "int32_t": (32, True),
+    "long": (32, True), "intptr_t": (32, True), "unsigned": (32, False), "unsigned int": (32, False),
+    "unsigned long": (32, False), "uint32_t": (32, False), "uintptr_t": (32, False), "size_t": (32, False),
+}
 
 
 def tok_of(node):
+    return node[-1]
+
+
+def first_tok(node):
+    """The leftmost token of ``node`` (where its text starts)."""
+    while node[0] in ("bin", "mem", "idx", "call"):
+        node = node[2] if node[0] == "bin" else node[1]
     return node[-1]
 
 
@@ -35,19 +62,28 @@ class ExprParser:
     def __init__(self, cur, allow_placeholder=False):
         self.cur = cur
         self.allow_placeholder = allow_placeholder
+        self.depth = 0
 
     def expr(self, stop_plus=False):
         return self._cond(stop_plus)
 
+    def _deeper(self):
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.cur.source.error(self.cur.peek(), "expression nested too deeply",
+                                        f"at most {MAX_NESTING} levels of parentheses, unary operators and '?:' "
+                                        "(compute part of it in a C variable)")
+
     def _cond(self, stop_plus):
+        self._deeper()
         c = self._binary(0, stop_plus)
         t = self.cur.peek()
         if t.kind == "op" and t.text == "?":
             self.cur.next()
             a = self._cond(False)
             self.cur.expect(":", "':' of a conditional expression")
-            b = self._cond(stop_plus)
-            return ("cond", c, a, b, t)
+            c = ("cond", c, a, self._cond(stop_plus), t)
+        self.depth -= 1
         return c
 
     def _binary(self, minprec, stop_plus):
@@ -71,8 +107,37 @@ class ExprParser:
         t = self.cur.peek()
         if t.kind == "op" and t.text in _UNARY:
             self.cur.next()
-            return ("un", t.text, self._unary(), t)
+            self._deeper()
+            node = ("un", t.text, self._unary(), t)
+            self.depth -= 1
+            return node
+        if t.kind == "op" and t.text == "(":
+            ctype = self.cast_type()
+            if ctype is not None:
+                self._deeper()
+                node = ("cast", ctype, self._unary(), t)
+                self.depth -= 1
+                return node
         return self._postfix(self._primary())
+
+    def cast_type(self):
+        """At '(': consume a C cast's '(type)' and return the type's text, else consume nothing."""
+        cur = self.cur
+        words, k = [], 1
+        while cur.peek(k).kind == "id":
+            words.append(cur.peek(k).text)
+            k += 1
+        stars = 0
+        while cur.at("*", k):
+            stars, k = stars + 1, k + 1
+        if not words or not cur.at(")", k):
+            return None
+        typed = all(w in C_TYPE_WORDS or _TYPEDEF_NAME.match(w) for w in words)
+        if not (typed or (stars and len(words) == 1)):
+            return None
+        for _ in range(k + 1):
+            cur.next()
+        return " ".join(words) + (" " + "*" * stars if stars else "")
 
     def _primary(self):
         t = self.cur.next()
@@ -135,7 +200,7 @@ def parse_int(tok, source):
 
 
 class NotConstant(Exception):
-    pass
+    """``args``: (C text of the sub-expression without a value, its token)."""
 
 
 def _cdiv(a, b):
@@ -151,9 +216,17 @@ def evaluate(node, env, source=None):
     if k == "id":
         if node[1] in env:
             return env[node[1]]
-        raise NotConstant(node[1])
+        raise NotConstant(node[1], node[2])
     if k == "paren":
         return evaluate(node[1], env, source)
+    if k == "cast":
+        v = evaluate(node[2], env, source)
+        width = _CAST_WIDTH.get(node[1])
+        if width is None:
+            return v                  # pointer casts keep the address
+        bits, signed = width
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
     if k == "un":
         v = evaluate(node[2], env, source)
         op = node[1]
@@ -165,7 +238,7 @@ def evaluate(node, env, source=None):
             return int(not v)
         if op == "~":
             return ~v
-        raise NotConstant(op)
+        raise NotConstant(to_c(node, {}), first_tok(node))
     if k == "bin":
         op = node[1]
         a = evaluate(node[2], env, source)
@@ -178,12 +251,12 @@ def evaluate(node, env, source=None):
             if b == 0:
                 if source is not None:
                     raise source.error(node[4], "division by zero in a constant expression", "a non-zero divisor")
-                raise NotConstant(op)
+                raise NotConstant(to_c(node, {}), first_tok(node))
             q = _cdiv(a, b)
             return q if op == "/" else a - q * b
         if op in ("<<", ">>"):
             if b < 0:
-                raise NotConstant(op)
+                raise NotConstant(to_c(node, {}), first_tok(node))
             return a << b if op == "<<" else a >> b
         return {"*": lambda: a * b, "+": lambda: a + b, "-": lambda: a - b,
                 "<": lambda: int(a < b), ">": lambda: int(a > b), "<=": lambda: int(a <= b),
@@ -191,7 +264,22 @@ def evaluate(node, env, source=None):
                 "&": lambda: a & b, "^": lambda: a ^ b, "|": lambda: a | b}[op]()
     if k == "cond":
         return evaluate(node[2] if evaluate(node[1], env, source) else node[3], env, source)
-    raise NotConstant(k)
+    raise NotConstant(to_c(node, {}), first_tok(node))
+
+
+def no_value_error(e, source, fallback_tok, when, hint):
+    """The user error for a NotConstant ``e``: a name without a value (``hint(name)`` says how
+    to give it one) or an expression that cannot be evaluated ``when``."""
+    from .errors import MCoreError
+    text, tok = (tuple(e.args) + ("?", None))[:2]
+    if tok is None or not tok.line:
+        tok = fallback_tok
+    if text.isidentifier():
+        message, expected = f"'{text}' has no value {when}", hint(text)
+    else:
+        message = f"'{text}' cannot be evaluated {when}"
+        expected = "numbers and names with a value (tsoc mcore compile takes any C expression)"
+    return MCoreError(message, source.file, tok.line, tok.col, text, expected, source.line_text(tok.line))
 
 
 def try_evaluate(node, env, source=None):
@@ -213,6 +301,10 @@ def to_c(node, subst):
         return node[1].text
     if k == "paren":
         return "(" + to_c(node[1], subst) + ")"
+    if k == "cast":
+        return "((" + node[1] + ")" + to_c(node[2], subst) + ")"
+    if k == "ph":
+        return "$"
     if k == "un":
         return "(" + node[1] + to_c(node[2], subst) + ")"
     if k == "bin":

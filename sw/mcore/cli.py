@@ -25,13 +25,26 @@ def _defines(items):
     return out
 
 
+def read_source(path):
+    """The text of an MCORE source; bytes that are not UTF-8 are an error at their line and column."""
+    from .errors import MCoreError
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise MCoreError(f"byte 0x{data[e.start]:02x} is not UTF-8 text", path, line, col, "",
+                         "a UTF-8 source (convert it, e.g. iconv -f latin1 -t utf-8)") from None
+
+
 def cmd_compile(args):
     from .preprocessor import compile_source
-    try:
-        with open(args.file) as f:
-            text = f.read()
-    except OSError as e:
-        raise UserError(f"{args.file}: cannot read: {e.strerror}") from None
+    text = read_source(args.file)
     c = compile_source(text, _symbols(args.symbols), args.file)
     if args.output == "-":
         sys.stdout.write(c)

@@ -6,6 +6,7 @@ the statement compiles to, so what is printed is what the TensorEngine does.
 """
 
 from . import isa, lower
+from .cexpr import NotConstant, no_value_error
 from .errors import MCoreError
 from .parser import TransferStmt, VarDef
 from .preprocessor import Preprocessor
@@ -32,29 +33,29 @@ def _side_records(plan, side):
 
 def expand(text, symbols, defines=None):
     """Records ``[{"dst": {...}, "src": {...}}]`` of the last transfer in ``text``, and the plans."""
-    text = text.strip()
-    if text.startswith(">"):
-        text = text[1:]
-    source = Source("<statement>", [text])
+    lines = text.strip().split("\n")
+    source = Source("<statement>", lines)
     pp = Preprocessor(symbols, "<statement>", defines)
-    toks = tokenize(text, 1, 1, source)
+    toks = []
+    for n, line in enumerate(lines, 1):       # a statement may continue over several lines
+        body = line.lstrip()
+        col0 = len(line) - len(body) + 1
+        if body.startswith(">"):
+            body, col0 = body[1:], col0 + 1
+        toks += tokenize(body, n, col0, source)[:-1]
+    text = " ".join(ln.strip() for ln in lines)
     stmt = None
     for st in pp.statements(toks, source):
         stmt = pp.parse(st, source)
     if not isinstance(stmt, TransferStmt):
-        tok = stmt.tok if stmt is not None else toks[0]
-        raise MCoreError("nothing to expand", "<statement>", tok.line, tok.col, tok.text,
-                         "a transfer 'destination <= source;'", text)
+        if stmt is not None:
+            raise source.error(stmt.tok, "nothing to expand", "a transfer 'destination <= source;'")
+        raise MCoreError("nothing to expand", "<statement>", 1, 1, "", "a transfer 'destination <= source;'", text)
     dst, src = lower.plan_transfer(stmt, pp.ctx, source)
     try:
         t, err = lower.eval_transfer(stmt, dst, src, pp.ctx, source, pointer_default=0)
-    except Exception as e:
-        from .cexpr import NotConstant
-        if not isinstance(e, NotConstant):
-            raise
-        name = e.args[0] if e.args else "?"
-        raise MCoreError(f"'{name}' has no value at expand time", "<statement>", stmt.tok.line, stmt.tok.col,
-                         str(name), f"-D {name}=VALUE", text) from None
+    except NotConstant as e:
+        raise no_value_error(e, source, stmt.tok, "at expand time", lambda name: f"-D {name}=VALUE") from None
     if err:
         names = [n for n, (b, _m) in isa.ERRORS.items() if err >> b & 1]
         raise MCoreError("the transfer sets error flag(s) " + ", ".join(names), "<statement>", 1, 1, text,

@@ -82,11 +82,21 @@ def _dtype_node(q):
     return q
 
 
-def lookup_variable(ctx, source, cls, name, cls_tok, name_tok):
+def _check_class(ctx, source, cls, cls_tok, table):
     syms = ctx.symbols
     if not syms.has_class(cls):
-        known = ", ".join(sorted(syms.variables)) or "none: pass --symbols FILE.json"
+        if table:
+            known = ", ".join(sorted(table))
+        elif syms.path == "<none>":
+            known = "none: pass --symbols FILE.json"
+        else:
+            known = f"none: {syms.path} declares no classes"
         raise source.error(cls_tok, "unknown class", f"a class of the PCORE program (known: {known})")
+
+
+def lookup_variable(ctx, source, cls, name, cls_tok, name_tok):
+    syms = ctx.symbols
+    _check_class(ctx, source, cls, cls_tok, syms.variables)
     vs = syms.variables.get(cls, {})
     if name not in vs:
         known = ", ".join(sorted(vs)) or "none"
@@ -96,9 +106,7 @@ def lookup_variable(ctx, source, cls, name, cls_tok, name_tok):
 
 def lookup_function(ctx, source, cls, name, cls_tok, name_tok):
     syms = ctx.symbols
-    if not syms.has_class(cls):
-        known = ", ".join(sorted(syms.functions)) or "none: pass --symbols FILE.json"
-        raise source.error(cls_tok, "unknown class", f"a class of the PCORE program (known: {known})")
+    _check_class(ctx, source, cls, cls_tok, syms.functions)
     fs = syms.functions.get(cls, {})
     if name not in fs:
         raise source.error(name_tok, f"unknown function of class '{cls}'", "one of: " + (", ".join(sorted(fs)) or "none"))
@@ -209,6 +217,9 @@ def plan_operand(o, ctx, source, role, fors):
         return side
     # PCORE
     cls, vname, name_tok, cast, vranges, cls_tok = o.var
+    if o.bare and role != "dst":
+        raise source.error(cls_tok, f"'{cls}::{vname}' without PCORE as a source",
+                           f"PCORE[i].THREAD[j].{cls}::{vname} (a bare class::var is written to every PCORE)")
     var = lookup_variable(ctx, source, cls, vname, cls_tok, name_tok)
     c = ctx.config
     private = var.space == "private"
@@ -276,10 +287,25 @@ def order_levels(side, fors, source):
                            f"at most {isa.MAX_LEVELS} (the TensorEngine's loop levels)")
 
 
+def plan_scalar(o, dst):
+    """ztachip's ``A <= INT16(x)``, in the guide's terms: a source whose every read is out
+    of bound (each level checked against bound 0), so it yields its PAD value x (5.11),
+    walking the same ranges as the destination."""
+    side = PSide("DDR", _dtype_node(o.dtype), num(0), name=o.tok.text, tok=o.tok)
+    side.dims = [PDim(o.tok.text, "scalar", num(0), True, num(0), d.begin, d.stride, d.end, forvar=d.forvar, tok=o.tok)
+                 for d in dst.dims if not d.bcast]
+    return side
+
+
 def plan_transfer(stmt, ctx, source):
     fors = {name: r for name, r, _t in stmt.fors}
     dst = plan_operand(stmt.dst, ctx, source, "dst", fors)
-    src = plan_operand(stmt.src, ctx, source, "src", fors)
+    if stmt.src.kind == "scalar":
+        if dst.space == "SPU":
+            raise source.error(stmt.src.tok, "scalar source of an SPU load", "a tensor holding the stream programs")
+        src = PSide("DDR", None, num(0))        # planned below, once the destination has all its levels
+    else:
+        src = plan_operand(stmt.src, ctx, source, "src", fors)
     used = {d.forvar for d in dst.dims + src.dims if d.forvar}
     for name, r, tok in stmt.fors:
         if name not in used:
@@ -292,6 +318,8 @@ def plan_transfer(stmt, ctx, source):
     if dst.space == "SPU":
         if stmt.proc is not None:
             raise source.error(stmt.proc_tok, "PROC on an SPU load", "a plain SPU <= tensor")
+    if stmt.src.kind == "scalar":
+        src = plan_scalar(stmt.src, dst)
     order_levels(src, stmt.fors, source)
     order_levels(dst, stmt.fors, source)
     if stmt.scatter is not None:

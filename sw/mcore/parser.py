@@ -8,11 +8,12 @@ Grammar (keywords are case-sensitive except THREAD, which the guide also writes
                | 'EXE_LOCKSTEP' '(' func [',' expr [',' expr]] ')' ';'
                | '$' name ':=' operand ';'
                | directive* operand '<=' ['PROC' '(' expr ')' '<='] operand ';'
-    directive := 'SCATTER' '(' expr ')' | 'FOR' '(' name '=' range ')'
-    operand   := qualifier* ( mem | pcore | 'SPU' )
-    qualifier := '(' expr-or-type ')' | 'PAD' '(' expr ')'
+    directive := 'SCATTER' '(' expr ')' | 'CONCURRENT' ['(' expr ')'] | 'FOR' '(' name '=' range ')'
+    operand   := (qualifier | directive)* ( mem | pcore | 'SPU' | class '::' var ... ) | scalar
+    qualifier := '(' expr-or-type ')' | ('DTYPE'|'CAST') '(' expr-or-type ')' | 'PAD' '(' expr ')'
+    scalar    := ('INT16'|'INT8'|'UINT8') '(' expr ')'          (source only)
     mem       := ('DDR'|'MEM'|'SCRATCH') '(' expr {',' dim} ')' {'[' range ']'}
-    dim       := expr ['+'] | limit '(' dim {',' dim} ')'
+    dim       := expr ['+'] | limit '(' dim {',' dim} ')'       (limit: a number, name or '(' expr ')')
     pcore     := 'PCORE' ['(' expr {',' expr} ')'] {'[' range ']'}
                  ['.' 'THREAD' ['(' expr {',' expr} ')'] {'[' range ']'}]
                  '.' class ('::'|'.') name {'.' name} ['(' expr ['+'] {',' expr ['+']} ')'] {'[' range ']'}
@@ -20,23 +21,47 @@ Grammar (keywords are case-sensitive except THREAD, which the guide also writes
 
 Tensor variables (``$name``) are expanded on tokens before parsing, so an error in
 a variable's definition points at the definition.
+
+ztachip's dialect (docs/mcore.md) is read into the same statements: ``DTYPE(fmt)``
+and ``CAST(fmt)`` are the type qualifier, ``CONCURRENT`` is ``SCATTER(0)``, FOR and
+SCATTER may follow a qualifier or sit inside a ``$variable`` (all of a transfer's
+directives form one list, in the order written), ``INT16(x)`` is a scalar source,
+a bare ``class::var`` destination is ``PCORE[*].class::var``, and
+``PCORE(n)[p][t]`` (one range more than PCORE dimensions) is ``PCORE(n)[p].THREAD[t]``.
+ztachip keywords without a tensorsoc meaning are refused by name (``ZTACHIP_REFUSED``).
 """
 
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .cexpr import ExprParser
+from .cexpr import ExprParser, num
 from .tokens import Token
 
 KEYWORDS = ("DDR", "MEM", "SCRATCH", "PCORE", "SPU", "PAD", "PROC", "FOR", "SCATTER", "THREAD",
-            "EXE_LOCKSTEP", "CALLBACK", "LOG_ON", "LOG_OFF")
+            "EXE_LOCKSTEP", "CALLBACK", "LOG_ON", "LOG_OFF", "DTYPE", "CAST", "CONCURRENT")
 STATEMENT_STARTS = "DDR, MEM, SCRATCH, PCORE, SPU, FOR, SCATTER, EXE_LOCKSTEP, CALLBACK, LOG_ON, LOG_OFF, $variable or a (type) qualifier"
 OPERAND_STARTS = "DDR, MEM, SCRATCH, PCORE, SPU, PAD(v), a (type) qualifier or a $variable"
 
 TYPE_NAMES = {
-    "int": "INT16", "short": "INT16", "int16_t": "INT16", "signed short": "INT16",
-    "int8_t": "INT8", "char": "INT8", "signed char": "INT8",
-    "uint8_t": "UINT8", "unsigned char": "UINT8",
+    "int": "INT16", "short": "INT16", "int16_t": "INT16", "signed short": "INT16", "INT16": "INT16",
+    "int8_t": "INT8", "char": "INT8", "signed char": "INT8", "INT8": "INT8",
+    "uint8_t": "UINT8", "unsigned char": "UINT8", "UINT8": "UINT8",
+}
+QUALIFIERS = ("DTYPE", "CAST")          # ztachip's spellings of the (type) qualifier
+SCALAR_TYPES = ("INT16", "INT8", "UINT8")
+# ztachip's element types the TensorEngine does not move
+OTHER_TYPES = ("BFLOAT", "FLOAT", "FP32", "FLOAT16", "FP16", "INT32", "UINT16", "UINT32")
+
+# ztachip keywords with no tensorsoc meaning: what to write instead
+ZTACHIP_REFUSED = {
+    "PROG": "stream programs loaded with 'SPU <= tensor;' and applied with 'A <= PROC(n) <= B;'",
+    "LATEST": "a plain transfer: the TensorEngine runs each process's instructions in order; "
+              "'CALLBACK(function, parm);' tells the MCORE when they are done",
+    "REMAP": "FOR(I=begin:end) directives or a dimension cast var(d1,d2) to reorder elements",
+    "BARRIER": "'CALLBACK(function, parm);' to wait for the TensorEngine, and ztamTaskYield() between threads",
+    "VAR": "a tensor variable: '$name := tensor;'",
+    "PCORES": "PCORE(dims)[ranges] (PCORE without dimensions is PCORE(NP))",
+    "HSCRATCH": "SCRATCH(address, dims...): tensorsoc has one scratch-pad space",
 }
 
 
@@ -60,7 +85,7 @@ class DimDecl:
 
 @dataclass
 class Operand:
-    kind: str                    # 'mem', 'pcore', 'spu'
+    kind: str                    # 'mem', 'pcore', 'spu', 'scalar' (pad holds its value)
     tok: Token
     dtype: object = None         # expression node, or ('type', NAME, tok)
     pad: object = None
@@ -73,6 +98,7 @@ class Operand:
     pcore_ranges: List[Range] = field(default_factory=list)
     thread: Optional[tuple] = None          # (dims or None, ranges, tok)
     var: Optional[tuple] = None             # (class, name, tok, cast [(node, check)] or None, ranges, class tok)
+    bare: bool = False                      # ztachip's bare class::var (PCORE[*] implied)
 
 
 @dataclass
@@ -142,6 +168,21 @@ class Cursor:
         except IndexError:
             return False
 
+    def after_group(self):
+        """Offset of the token after the bracket group that opens at the cursor, or None."""
+        depth, k = 0, 0
+        while True:
+            t = self.peek(k)
+            if t.kind == "eof":
+                return None
+            if t.kind == "op" and t.text in "([":
+                depth += 1
+            elif t.kind == "op" and t.text in ")]":
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+            k += 1
+
     def accept(self, text):
         if self.at(text):
             return self.next()
@@ -166,7 +207,13 @@ class StatementParser:
         self.cur = Cursor(tokens, source)
         self.source = source
         self.ex = ExprParser(self.cur, allow_placeholder)
-        self.forvars = {}
+        # FOR names are known before any range is read: ztachip writes FOR after the
+        # destination (on the source, or inside a $variable) and the destination may use them
+        self.forvars = {tokens[i + 2].text: None for i in range(len(tokens) - 3)
+                        if tokens[i].text == "FOR" and tokens[i + 1].text == "(" and tokens[i + 2].kind == "id"
+                        and tokens[i + 3].text == "="}
+        self.fors = []                      # [(name, Range, tok)] in the order written
+        self.scatter = self.scatter_tok = None
 
     def error(self, tok, msg, expected=""):
         return self.source.error(tok, msg, expected)
@@ -192,33 +239,16 @@ class StatementParser:
             return self._exe()
         if t.kind == "op" and t.text == "$" and cur.peek(1).kind == "id" and cur.at(":=", 2):
             raise self.error(t, "tensor variable definition in an unexpected place", "a transfer")
-        scatter = scatter_tok = None
-        fors = []
-        while True:
-            d = cur.peek()
-            if d.kind == "id" and d.text == "SCATTER":
-                cur.next()
-                if scatter_tok is not None:
-                    raise self.error(d, "SCATTER given twice", "one SCATTER(n) per transfer")
-                cur.expect("(", "'(' after SCATTER")
-                scatter, scatter_tok = self.ex.expr(), d
-                cur.expect(")", "')' closing SCATTER(n)")
-            elif d.kind == "id" and d.text == "FOR":
-                cur.next()
-                cur.expect("(", "'(' after FOR")
-                name = cur.expect_id("a loop variable name: FOR(I=begin:end)")
-                if name.text in self.forvars:
-                    raise self.error(name, "FOR variable defined twice", "a new name")
-                cur.expect("=", "'=' then a range: FOR(I=begin:end)")
-                r = self._range_body(name, for_directive=True)
-                cur.expect(")", "')' closing FOR(I=begin:end)")
-                fors.append((name.text, r, name))
-                self.forvars[name.text] = r
-            else:
-                break
-        if not (t.kind == "op" and t.text in ("$", "(")) and not (t.kind == "id" and t.text in KEYWORDS):
+        while self._directive():
+            pass
+        self._refuse_ztachip(cur.peek())
+        if not (t.kind == "op" and t.text in ("$", "(")) and not (t.kind == "id" and t.text in KEYWORDS) \
+                and not _bare_var_at(cur):
             raise self.error(t, "unknown keyword" if t.kind == "id" else "unexpected text", STATEMENT_STARTS)
         dst = self.operand()
+        if dst.kind == "scalar":
+            raise self.error(dst.tok, f"{dst.tok.text}(value) as a destination",
+                             "a scalar only as the source: tensor <= INT16(value)")
         op = cur.peek()
         if not cur.accept("<="):
             raise self.error(op, "unexpected text" if op.kind != "eof" else "unexpected end of statement",
@@ -234,11 +264,6 @@ class StatementParser:
                 raise self.error(cur.peek(), "more than one PROC in a transfer", "one stream program per transfer")
         src = self.operand()
         self._end()
-        used = {}
-        for side in (dst, src):
-            for r in _all_ranges(side):
-                if r.kind == "for":
-                    used[r.forvar] = used.get(r.forvar, 0) + 1
         for side in (dst, src):
             seen = set()
             for r in _all_ranges(side):
@@ -246,7 +271,39 @@ class StatementParser:
                     if r.forvar in seen:
                         raise self.error(r.tok, "FOR variable used twice in one tensor", "each FOR variable once per tensor")
                     seen.add(r.forvar)
-        return TransferStmt(t, op, dst, src, fors, scatter, scatter_tok, proc, proc_tok)
+        return TransferStmt(t, op, dst, src, self.fors, self.scatter, self.scatter_tok, proc, proc_tok)
+
+    def _directive(self):
+        """SCATTER(n), CONCURRENT[(n)] or FOR(I=b:e) at the cursor: parsed into the statement's lists."""
+        cur = self.cur
+        d = cur.peek()
+        if d.kind != "id" or d.text not in ("SCATTER", "CONCURRENT", "FOR"):
+            return False
+        cur.next()
+        if d.text == "FOR":
+            cur.expect("(", "'(' after FOR")
+            name = cur.expect_id("a loop variable name: FOR(I=begin:end)")
+            if any(name.text == n for n, _r, _t in self.fors):
+                raise self.error(name, "FOR variable defined twice", "a new name")
+            cur.expect("=", "'=' then a range: FOR(I=begin:end)")
+            r = self._range_body(name, for_directive=True)
+            cur.expect(")", "')' closing FOR(I=begin:end)")
+            self.fors.append((name.text, r, name))
+            self.forvars[name.text] = r
+            return True
+        if self.scatter_tok is not None:
+            raise self.error(d, f"{d.text} given twice", "one SCATTER(n) (CONCURRENT) per transfer")
+        if d.text == "CONCURRENT" and not cur.at("("):
+            self.scatter, self.scatter_tok = num(0), d          # ztachip's CONCURRENT: SCATTER(0)
+            return True
+        cur.expect("(", f"'(' after {d.text}")
+        self.scatter, self.scatter_tok = self.ex.expr(), d
+        cur.expect(")", f"')' closing {d.text}(n)")
+        return True
+
+    def _refuse_ztachip(self, t):
+        if t.kind == "id" and t.text in ZTACHIP_REFUSED and not self.cur.at("::", 1):
+            raise self.error(t, f"ztachip's {t.text} has no tensorsoc equivalent", ZTACHIP_REFUSED[t.text])
 
     def _end(self):
         t = self.cur.peek()
@@ -283,9 +340,11 @@ class StatementParser:
         dtype = pad = None
         while True:
             t = cur.peek()
-            if t.kind == "op" and t.text == "(":
+            if t.kind == "op" and t.text == "(" or t.kind == "id" and t.text in QUALIFIERS and cur.at("(", 1):
                 if dtype is not None:
                     raise self.error(t, "second data-type qualifier", "one (type) qualifier per tensor")
+                if t.kind == "id":
+                    cur.next()
                 cur.next()
                 dtype = self._type_or_expr(t)
                 cur.expect(")", "')' closing the data-type qualifier")
@@ -296,8 +355,9 @@ class StatementParser:
                 cur.expect("(", "'(' after PAD")
                 pad = self.ex.expr()
                 cur.expect(")", "')' closing PAD(v)")
-            else:
+            elif not self._directive():
                 break
+        self._refuse_ztachip(cur.peek())
         t = cur.next()
         if t.kind == "id" and t.text in ("DDR", "MEM", "SCRATCH"):
             o = self._mem(t)
@@ -305,6 +365,11 @@ class StatementParser:
             o = self._pcore(t)
         elif t.kind == "id" and t.text == "SPU":
             o = Operand("spu", t)
+        elif t.kind == "id" and t.text in SCALAR_TYPES and cur.at("("):
+            return self._scalar(t, dtype, pad)
+        elif t.kind == "id" and cur.at("::"):
+            o = Operand("pcore", t, pcore_ranges=[Range("bcast", t)], bare=True)
+            self._variable(o, t)
         elif t.kind == "op" and t.text == "$":
             raise self.error(t, "unknown tensor variable", "a $variable defined earlier with ':='")
         else:
@@ -312,6 +377,15 @@ class StatementParser:
                              ("unexpected end of statement" if t.kind == "eof" else "unexpected text"), OPERAND_STARTS)
         o.dtype, o.pad = dtype, pad
         return o
+
+    def _scalar(self, t, dtype, pad):
+        """ztachip's scalar source ``INT16(x)``: every element of the destination gets x."""
+        if dtype is not None or pad is not None:
+            raise self.error(t, f"qualifier on the scalar {t.text}(value)", f"{t.text}(value) alone")
+        self.cur.expect("(", f"'(' after {t.text}")
+        value = self.ex.expr()
+        self.cur.expect(")", f"')' closing {t.text}(value)")
+        return Operand("scalar", t, dtype=("type", t.text, t), pad=value)
 
     def _type_or_expr(self, paren_tok):
         cur = self.cur
@@ -323,6 +397,9 @@ class StatementParser:
             for _ in range(k):
                 cur.next()
             return ("type", TYPE_NAMES[" ".join(words)], paren_tok)
+        if len(words) == 1 and cur.at(")", 1) and words[0] in OTHER_TYPES:
+            raise self.error(cur.peek(), f"data type {words[0]}",
+                             "UINT8, INT8 or INT16: the TensorEngine moves 8- and 16-bit integers only")
         return self.ex.expr()
 
     def _mem(self, t):
@@ -339,7 +416,9 @@ class StatementParser:
     def _dimspec(self, o, in_overlap):
         cur = self.cur
         t = cur.peek()
-        if t.kind in ("num", "id") and cur.at("(", 1):
+        after = cur.after_group() if t.kind == "op" and t.text == "(" else None
+        if t.kind in ("num", "id") and cur.at("(", 1) or after is not None and cur.at("(", after):
+            # L(d1,d2,...) with L a number, a name or a bracketed expression (guide 5.10)
             if in_overlap:
                 raise self.error(t, "nested overlapped dimension", "plain dimensions inside an overlapped dimension")
             if o.overlap_limit is not None:
@@ -396,8 +475,18 @@ class StatementParser:
             tdims = self._exprlist("the THREAD dimensions") if cur.at("(") else None
             o.thread = (tdims, self._ranges(), n)
             cur.expect(".", "'.' then class::variable")
+        elif len(o.pcore_ranges) > len(o.pcore_dims or [None]):
+            # ztachip's PCORE(n)[p][t]: the range after the PCORE ranges is the THREAD range
+            first = len(o.pcore_dims or [None])
+            o.thread = (None, o.pcore_ranges[first:], o.pcore_ranges[first].tok)
+            o.pcore_ranges = o.pcore_ranges[:first]
         cur.accept("$")
-        cls = cur.expect_id("class::variable")
+        self._variable(o, cur.expect_id("class::variable"))
+        return o
+
+    def _variable(self, o, cls):
+        """``class::name{.name}[(cast)]{[range]}`` after its class token."""
+        cur = self.cur
         sep = cur.peek()
         if not (cur.accept("::") or cur.accept(".")):
             raise self.error(sep, "unexpected text", "'::' or '.' between class and variable")
@@ -408,7 +497,6 @@ class StatementParser:
         cast = self._castlist() if cur.at("(") else None
         name = ".".join(p.text for p in parts)
         o.var = (cls.text, name, parts[0], cast, self._ranges(), cls)
-        return o
 
     # -- ranges -----------------------------------------------------------
     def _ranges(self):
@@ -473,6 +561,10 @@ class StatementParser:
             for x in n[1:]:
                 if isinstance(x, list):
                     stack.extend(x)
+
+
+def _bare_var_at(cur):
+    return cur.peek().kind == "id" and cur.at("::", 1)
 
 
 def _all_ranges(o):

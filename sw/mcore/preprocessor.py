@@ -3,7 +3,9 @@
 Every input line gives exactly one output line, after a ``#include "ztam.h"`` and a
 ``#line 1`` directive, so compiler messages point at the original file and line.
 A tensor line becomes one line of calls to the runtime (``sw/runtime/ztam.h``);
-a ``$variable := ...;`` definition becomes an empty line.  In C lines,
+a ``$variable := ...;`` definition becomes an empty line.  A statement without its
+``;`` continues on the next ``>`` line (ztachip writes long transfers that way);
+its code goes on the line where it ends, the lines before keep only the comment.  In C lines,
 ``$class::function`` and ``$class::variable`` are replaced by the address from
 the PCORE symbol table (``ztamBuildKernelFunc($convolution::exe, np, nt)``).
 """
@@ -98,8 +100,9 @@ class Preprocessor:
         return v
 
     # -- statements -------------------------------------------------------
-    def statements(self, toks, source):
-        """Split one line's tokens into statements at ';' outside brackets."""
+    def statements(self, toks, source, pending=None):
+        """Split tokens into statements at ';' outside brackets.  With a ``pending`` list,
+        an unfinished last statement is left in it (to be continued on the next line)."""
         out, cur, depth = [], [], 0
         for t in toks:
             if t.kind == "eof":
@@ -114,11 +117,20 @@ class Preprocessor:
                     out.append(cur)
                     cur, depth = [], 0
         if cur:
-            out.append(cur)
+            if pending is None:
+                out.append(cur)
+            else:
+                pending.extend(cur)
         return out
 
     def parse(self, toks, source):
         """Parse one statement's tokens; a definition returns its VarDef."""
+        try:
+            return self._parse(toks, source)
+        except RecursionError:
+            raise _too_complex(toks, source) from None
+
+    def _parse(self, toks, source):
         if len(toks) >= 3 and toks[0].text == "$" and toks[1].kind == "id" and toks[2].text == ":=":
             return self.define(toks, source)
         toks = self.expand_vars(toks, source)
@@ -131,6 +143,12 @@ class Preprocessor:
         return stmt
 
     def compile_statement(self, stmt, source):
+        try:
+            return self._compile_statement(stmt, source)
+        except RecursionError:
+            raise _too_complex([stmt.tok], source) from None
+
+    def _compile_statement(self, stmt, source):
         from .parser import CallbackStmt, ExeStmt, LogStmt, TransferStmt
         ctx = self.ctx
         if isinstance(stmt, VarDef):
@@ -153,20 +171,26 @@ class Preprocessor:
         source = Source(self.file, lines)
         out = ['#include "ztam.h"', f'#line 1 "{_c_string(self.file)}"']
         in_comment = False
+        pending = []            # tokens of a statement continued on the next '>' line
         for n, line in enumerate(lines, 1):
             stripped = line.lstrip()
             if not in_comment and stripped.startswith(">"):
                 indent = line[:len(line) - len(stripped)]
                 col0 = len(indent) + 2
-                toks = tokenize(stripped[1:], n, col0, source)
+                toks = pending + tokenize(stripped[1:], n, col0, source)
+                pending = []
                 code = []
-                for st in self.statements(toks, source):
+                for st in self.statements(toks, source, pending):
                     code.append(self.compile_statement(self.parse(st, source), source))
                 comment = stripped.replace("*/", "* /")
                 out.append(indent + " ".join(c for c in code if c) + f" /* {comment} */")
             else:
+                if pending:
+                    self.parse(pending, source)      # raises: the statement has no ';'
                 new, in_comment = self.c_line(line, n, in_comment, source)
                 out.append(new)
+        if pending:
+            self.parse(pending, source)
         return "\n".join(out) + "\n"
 
     # -- C lines ----------------------------------------------------------
@@ -245,6 +269,12 @@ class _IdSet:
 
     def __contains__(self, x):
         return id(x) in self._ids
+
+
+def _too_complex(toks, source):
+    t = toks[0] if toks else Token("eof", "", 1, 1)
+    return source.error(t, "statement too deeply nested or too long to analyse",
+                        "shorter expressions (compute parts of them in C variables)")
 
 
 def _c_string(s):

@@ -63,6 +63,16 @@ def _need(cond, path, where, what):
         raise UserError(f"{path}: {where}: expected {what}")
 
 
+def _count(v, minimum):
+    return type(v) is int and v >= minimum
+
+
+def _table(c, key, path, cname):
+    t = c.get(key, {})
+    _need(isinstance(t, dict), path, f"class '{cname}' '{key}'", "an object {name: {...}}")
+    return t.items()
+
+
 def from_dict(data, path="<dict>"):
     _need(isinstance(data, dict), path, "top level", "a JSON object")
     _need(data.get("format") == FORMAT, path, "'format'", f'"{FORMAT}"')
@@ -72,7 +82,7 @@ def from_dict(data, path="<dict>"):
     config = default_config()
     for k, v in cfg.items():
         _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
-        _need(isinstance(v, int) and v > 0, path, f"config.{k}", "a positive integer")
+        _need(_count(v, 1), path, f"config.{k}", "a positive integer")
         config[k] = v
     classes = data.get("classes", {})
     _need(isinstance(classes, dict), path, "'classes'", "an object")
@@ -80,18 +90,18 @@ def from_dict(data, path="<dict>"):
     for cname, c in classes.items():
         _need(isinstance(c, dict), path, f"class '{cname}'", "an object")
         vs, fs = {}, {}
-        for vname, v in c.get("variables", {}).items():
+        for vname, v in _table(c, "variables", path, cname):
             where = f"variable '{cname}::{vname}'"
             _need(isinstance(v, dict), path, where, "an object")
             _need(v.get("space") in ("private", "shared"), path, where + " space", '"private" or "shared"')
-            _need(isinstance(v.get("addr"), int) and v["addr"] >= 0, path, where + " addr", "a non-negative integer")
+            _need(_count(v.get("addr"), 0), path, where + " addr", "a non-negative integer")
             dims = v.get("dims")
-            _need(isinstance(dims, list) and dims and all(isinstance(d, int) and d > 0 for d in dims),
+            _need(isinstance(dims, list) and dims and all(_count(d, 1) for d in dims),
                   path, where + " dims", "a non-empty list of positive integers")
             vs[vname] = Variable(cname, vname, v["space"], v["addr"], tuple(dims))
-        for fname, f in c.get("functions", {}).items():
+        for fname, f in _table(c, "functions", path, cname):
             where = f"function '{cname}::{fname}'"
-            _need(isinstance(f, dict) and isinstance(f.get("addr"), int) and f["addr"] >= 0,
+            _need(isinstance(f, dict) and _count(f.get("addr"), 0),
                   path, where, 'an object {"addr": non-negative integer}')
             fs[fname] = f["addr"]
         syms.variables[cname] = vs
@@ -101,10 +111,14 @@ def from_dict(data, path="<dict>"):
 
 def load(path):
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except OSError as e:
         raise UserError(f"{path}: cannot read the symbol file: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: byte {e.start}: the symbol file is not UTF-8 JSON") from None
+    except RecursionError:
+        raise UserError(f"{path}: the symbol file is nested too deeply to be a symbol table") from None
     except json.JSONDecodeError as e:
         raise UserError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
     return from_dict(data, path)
