@@ -16,7 +16,8 @@ A C cast ``(uint32_t)p`` is recognised when the parenthesis holds C type words
 (``int``, ``unsigned char``, any ``*_t`` name) or a name followed by ``*``
 (``(REQUEST *)req``); folding applies the integer type's width.  Nesting of
 parentheses, unary operators and ``?:`` is limited to the 63 levels C guarantees
-(C11 5.2.4.1), so a pathological statement is an error, not a crash.
+(C11 5.2.4.1) and an expression to 255 binary operators, so a pathological
+statement is an error, not a crash.
 """
 
 import re
@@ -33,6 +34,7 @@ _BINARY = {
 }
 _UNARY = ("-", "+", "!", "~", "*", "&")
 MAX_NESTING = 63
+MAX_OPERATORS = 255         # binary operators in one expression: bounds the depth of its tree
 C_TYPE_WORDS = {"void", "char", "short", "int", "long", "signed", "unsigned", "float", "double", "const", "volatile"}
 _TYPEDEF_NAME = re.compile(r"^[A-Za-z_]\w*_t$")
 # integer casts folded at compile time: (bits, signed)
@@ -62,9 +64,11 @@ class ExprParser:
     def __init__(self, cur, allow_placeholder=False):
         self.cur = cur
         self.allow_placeholder = allow_placeholder
-        self.depth = 0
+        self.depth = self.operators = 0
 
     def expr(self, stop_plus=False):
+        if self.depth == 0:
+            self.operators = 0
         return self._cond(stop_plus)
 
     def _deeper(self):
@@ -100,6 +104,10 @@ class ExprParser:
                 if nxt.kind == "op" and nxt.text in (",", ")", "("):
                     return left
             self.cur.next()
+            self.operators += 1
+            if self.operators > MAX_OPERATORS:
+                raise self.cur.source.error(t, "expression too long",
+                                            f"at most {MAX_OPERATORS} operators (compute part of it in a C variable)")
             right = self._binary(prec, stop_plus)
             left = ("bin", t.text, left, right, t)
 

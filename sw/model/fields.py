@@ -162,5 +162,8 @@ SCHEMAS = {
                 "padding": (padding, False, (0, 0, 0, 0))},
 }
 
+# the reference design's model files write stream_padding: the op's one direction says which it is
+PADDING_ALIAS = "stream_padding"
+
 TOP_FIELDS = {"tens_trans_seq", "description", "frac_bits", "seed"}
 SEQ_FIELDS = {"name", "description", "predecessor", "tens_trans"}

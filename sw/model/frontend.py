@@ -183,6 +183,21 @@ def _check_fields(ctx, node, schema):
     return out
 
 
+def _padding_alias(ctx, node):
+    """``stream_padding`` (the reference design's spelling) is the padding of the one
+    direction the op streams: res_stream_padding for H2C (res_name), src_ for C2H (src_name)."""
+    h2c, c2h = node.get("res_name") not in (None, ""), node.get("src_name") not in (None, "")
+    if h2c == c2h:
+        what = "streams both ways" if h2c else "has neither res_name nor src_name"
+        ctx.fail(f"the op {what}, so stream_padding has no direction; write res_stream_padding (H2C, res_name) "
+                 "or src_stream_padding (C2H, src_name)", F.PADDING_ALIAS)
+    target = "res_stream_padding" if h2c else "src_stream_padding"
+    if target in node:
+        ctx.fail(f"given together with {target}, which it stands for here; keep one", F.PADDING_ALIAS)
+    node[target] = node.pop(F.PADDING_ALIAS)
+    node.key_lines[target] = node.key_lines.get(F.PADDING_ALIAS, node.line)
+
+
 class _Parser:
     def __init__(self, file, base_dir, config):
         self.file = str(file) if file is not None else "<model>"
@@ -261,6 +276,8 @@ class _Parser:
             ctx.fail(f"unknown op type {type_name!r}; expected one of {', '.join(F.OP_TYPES)}", "tens_trans_type")
         kind = F.OP_TYPES[type_name]
         ctx.where = f"{where} ({type_name})"
+        if kind == "stream" and F.PADDING_ALIAS in node:
+            _padding_alias(ctx, node)
         values = _check_fields(ctx, node, F.SCHEMAS[kind])
         return Op(kind, type_name, seq, index, node.line, values, node)
 

@@ -1,7 +1,8 @@
 """H2C data sources: where the values of a streamed tensor come from.
 
 * ``rand_gauss`` or ``rand_gauss(mean, std)``: normal values (default mean 0,
-  std 1), reproducible: the generator is seeded with the model's ``seed`` and
+  std 1; |mean| and std at most 32768, the int16 range, beyond which every value
+  saturates and the float reference overflows), reproducible: the generator is seeded with the model's ``seed`` and
   the CRC-32 of ``sequence/tensor``, so a tensor's values do not change when
   other tensors are added or reordered.
 * ``lin_index``: the raw int16 values 0, 1, 2, ... in stream order (wrapping
@@ -28,6 +29,9 @@ from verification.golden.cnn import quantize
 
 _GAUSS = re.compile(r"^rand_gauss\s*(?:\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\))?$")
 _CSV = re.compile(r"^(?P<file>[^\\]+\.csv)\\(?P<line>.+)$")
+
+
+GAUSS_LIMIT = 32768.0           # |mean| and std of rand_gauss: the int16 range at frac_bits 0
 
 
 class SourceError(ValueError):
@@ -64,6 +68,9 @@ def parse(text):
             raise SourceError(f"rand_gauss(mean, std) needs two numbers, got {text!r}") from None
         if not (math.isfinite(mean) and math.isfinite(std)) or std < 0:
             raise SourceError(f"rand_gauss(mean, std) needs a finite mean and std >= 0, got {text!r}")
+        if abs(mean) > GAUSS_LIMIT or std > GAUSS_LIMIT:
+            raise SourceError(f"rand_gauss(mean, std) needs |mean| and std at most {GAUSS_LIMIT:g} (the int16 range; "
+                              f"larger values all saturate), got {text!r}")
         return Source("rand_gauss", mean, std)
     m = _CSV.match(text)
     if m:
