@@ -150,3 +150,69 @@ def test_fuzz_mutated_statements(stmt, pos, cut, insert):
         expand(text, SYMS, {"n": 2})
     except MCoreError:
         pass
+
+
+# ---- defects of issue 20, each with its reproducer ----------------------------------------
+
+def test_bracketed_overlap_limit(capsys):
+    """Guide 5.10: the overlap limit may be a bracketed expression, (a*b)(a,b)."""
+    argv = ["mcore", "expand", "-D", "p=0", "-D", "a=10", "-D", "b=20", "--json",
+            "SCRATCH(0,1000)[0:199] <= DDR(p,(a*b)(a,b))[:][:];"]
+    assert tsoc(argv) == 0
+    import json
+    records = json.loads(capsys.readouterr().out)
+    assert [r["src"]["index"] for r in records] == [[i, j] for i in range(10) for j in range(20)]
+    c = compile_source("void f(unsigned p, int a, int b) {\n>SCRATCH(0,1000)[0:199] <= DDR(p,(a*b)(a,b))[:][:];\n}\n",
+                       SYMS, "f.c")
+    assert "((a * b))(a, b)" not in c and "ztamSideOverlap(&_zx, &_zx.src, ((a * b)));" in c
+
+
+def test_c_cast_in_pointer(capsys):
+    assert tsoc(["mcore", "expand", "-D", "p=0", "--json", "SCRATCH(0,100)[0:3] <= DDR((int)p,100)[0:3];"]) == 0
+    assert len(capsys.readouterr().out.split('"dst"')) == 5
+
+
+@pytest.mark.parametrize("pointer,msg", [("(" * 200 + "p" + ")" * 200, "expression nested too deeply"),
+                                         ("p" + "+1" * 3000, "expression too long"),
+                                         ("-" * 500 + "p", "expression nested too deeply")])
+def test_deep_nesting_is_an_error_not_a_recursion_error(pointer, msg):
+    with pytest.raises(MCoreError) as e:
+        expand(f"SCRATCH(0,100)[0:3] <= DDR({pointer},100)[0:3];", SYMS, {"p": 0})
+    assert e.value.message == msg and e.value.line == 1
+    with pytest.raises(MCoreError):
+        compile_source(f">SCRATCH(0,100)[0:3] <= DDR({pointer},100)[0:3];\n", SYMS, "f.c")
+
+
+def test_non_utf8_source_is_an_error_at_its_line(tmp_path, capsys):
+    f = tmp_path / "prog.m"
+    f.write_bytes(b"int x;\n>SCRATCH(0,4)[0] <= DDR(p)[0]; // caf\xe9\n")
+    assert tsoc(["mcore", "compile", str(f), "-o", str(tmp_path / "out.c")]) == 1
+    err = capsys.readouterr().err
+    assert f"{f}:2:38: byte 0xe9 is not UTF-8 text; expected a UTF-8 source" in err
+
+
+@pytest.mark.parametrize("classes,msg", [
+    ('{"c": {"variables": []}}', "class 'c' 'variables': expected an object"),
+    ('{"c": {"functions": [1]}}', "class 'c' 'functions': expected an object"),
+    ('{"c": {"variables": {"v": {"space": "private", "addr": true, "dims": [4]}}}}', "variable 'c::v' addr"),
+])
+def test_symbol_file_with_list_tables(tmp_path, capsys, classes, msg):
+    bad = tmp_path / "s.json"
+    bad.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "classes": ' + classes + "}")
+    assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(bad)]) == 1
+    assert msg in capsys.readouterr().err
+
+
+def test_expression_without_value_is_named_at_its_column(capsys):
+    assert tsoc(["mcore", "expand", "-D", "p=0", "SCRATCH(0,100)[0:3] <= DDR(p,req->n)[0:3];"]) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("tsoc: error: <statement>:1:30: 'req->n' cannot be evaluated at expand time")
+    assert "'mem'" not in first
+
+
+def test_symbol_file_without_classes_says_so(tmp_path, capsys):
+    s = tmp_path / "s.json"
+    s.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1}')
+    assert tsoc(["mcore", "expand", "PCORE[0].THREAD[0].c::v[0] <= DDR(p,100)[0];", "--symbols", str(s)]) == 1
+    err = capsys.readouterr().err
+    assert f"(known: none: {s} declares no classes)" in err and "pass --symbols" not in err

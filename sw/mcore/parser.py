@@ -242,7 +242,7 @@ class StatementParser:
         while self._directive():
             pass
         self._refuse_ztachip(cur.peek())
-        if not (t.kind == "op" and t.text in ("$", "(")) and not (t.kind == "id" and t.text in KEYWORDS) \
+        if not (t.kind == "op" and t.text in ("$", "(")) and not (t.kind == "id" and t.text in KEYWORDS + SCALAR_TYPES) \
                 and not _bare_var_at(cur):
             raise self.error(t, "unknown keyword" if t.kind == "id" else "unexpected text", STATEMENT_STARTS)
         dst = self.operand()
