@@ -3,8 +3,9 @@ and on the guide's and ztachip's statements with mutations, and whole files mixi
 '>' lines, statements over several lines, comments and bytes of any kind.  Every input
 ends in C or in an MCoreError with file and line; anything else fails the test.
 
-``python tests/test_mcore_fuzz.py`` runs the fuzzers and prints what they saw (inputs,
-accepted, clear errors, tracebacks); ``pytest -s`` prints the same at the end of the module.
+``PYTHONPATH=.:tests python tests/test_mcore_fuzz.py`` runs these fuzzers and the YAML
+loader's and prints what they saw (inputs, accepted, clear errors, tracebacks);
+``pytest -s`` prints the same at the end of the module.
 """
 
 import pytest
