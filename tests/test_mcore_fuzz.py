@@ -123,11 +123,12 @@ def report():
 
 def main():
     """Run the fuzzers of this module and of the YAML loader and print their counts."""
+    import test_mcore_fuzz as fuzz                  # the module the YAML tests share (not __main__)
     import test_model_yaml_hardening as yaml_tests
-    for fn in (test_fuzz_statement_token_soup, test_fuzz_mutated_statements, test_fuzz_whole_files,
+    for fn in (fuzz.test_fuzz_statement_token_soup, fuzz.test_fuzz_mutated_statements, fuzz.test_fuzz_whole_files,
                yaml_tests.test_fuzz_yaml_text, yaml_tests.test_fuzz_model_fields):
         fn()
-    for t in Tally.all.values():
+    for t in fuzz.Tally.all.values():
         print(t)
 
 
