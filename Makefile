@@ -60,8 +60,8 @@ sim: setup ## build the SoC + firmware, simulate in Verilator, run the default m
 test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
-regress: setup regress-deps ## UVM regression: make regress [SEED=n] [N=count] (reports in build/regress/)
-	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N))
+regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/)
+	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 regress-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { echo "[setup] installing Debian's chromium (the report test opens the HTML report headless)"; \

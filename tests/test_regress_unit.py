@@ -3,6 +3,7 @@ the test plan, the scoreboard's device/firmware model, coverage and reports."""
 
 import json
 import xml.etree.ElementTree as ET
+from types import SimpleNamespace
 
 import pytest
 
@@ -52,6 +53,22 @@ def test_plan_is_derived_from_the_seed():
     assert P.TestSpec.parse(a[3].key) == a[3]
     with pytest.raises(ValueError):
         P.TestSpec.parse("NoSuchTest/spi/1")
+    with pytest.raises(ValueError):
+        P.TestSpec.parse("ModelTest/spi/1/wires")
+
+
+def test_plan_tiers_and_host_paths():
+    """Protocol tests at pin level, model tests on the fast host path but
+    every 4th of them at pin level too; the key re-runs the same path."""
+    specs = P.plan(5, 40)
+    assert all(s.tier == "protocol" and s.host_path == "pins" for s in specs if s.test in P.PROTOCOL_TESTS)
+    model = [s for s in specs if s.test in P.MODEL_TESTS]
+    assert [s.host_path for s in model] == ["pins" if k % 4 == 3 else "fast" for k in range(len(model))]
+    assert {s.tier for s in model} == {"model"}
+    pins = next(s for s in model if s.host_path == "pins")
+    assert pins.key.endswith("/pins") and pins.name.endswith("-pins") and P.TestSpec.parse(pins.key) == pins
+    assert P.TestSpec.parse("ModelTest/spi/9").host_path == "fast"
+    assert P.TestSpec.parse("CornerTest/qpi/9").host_path == "pins"
 
 
 def _device(runs_layers=True, golden=None):
@@ -156,14 +173,26 @@ def test_reports(tmp_path):
     (d / "test.log").write_text("log")
     results = [{"name": "T-spi-1", "key": "ModelTest/spi/1", "test": "ModelTest", "mode": "spi", "seed": 1,
                 "passed": False, "seconds": 1.0, "dir": str(d), "log": str(d / "test.log"), "cycles": 10,
-                "transactions": 3, "message": "1 mismatch(es)", "rerun": "tsoc regress --rerun ModelTest/spi/1"}]
+                "transactions": 3, "message": "1 mismatch(es)", "rerun": "tsoc regress --rerun ModelTest/spi/1",
+                "tier": "model", "host_path": "fast"},
+               {"name": "C-qpi-2", "key": "CornerTest/qpi/2", "test": "CornerTest", "mode": "qpi", "seed": 2,
+                "passed": False, "lost": True, "seconds": 0.0, "dir": str(tmp_path / "tests" / "C-qpi-2"),
+                "log": str(tmp_path / "tests" / "C-qpi-2" / "test.log"), "cycles": None, "transactions": None,
+                "message": "lost: the workers running it died 2 times", "rerun": "r", "tier": "protocol",
+                "host_path": "pins", "attempts": 2}]
     meta = {"seed": 3, "jobs": 2, "duration": 2.0, "config": "{}", "build_dir": "b", "expectation": "x"}
     text = report.write_all(tmp_path, meta, results)
     assert "command x outcome x mode" in text and "1/120" in text and "4 excluded" in text
     assert "excluded ACQUIRE|SENSOR|SPI: unreachable" in text and "not hit (119)" in text
-    case = ET.parse(tmp_path / "junit.xml").getroot().find(".//testcase")
+    case, lost = ET.parse(tmp_path / "junit.xml").getroot().findall(".//testcase")
     assert case.find("failure") is not None
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["tier"] == "model" and props["host_path"] == "fast"
+    assert lost.find("failure").get("type") == "lost" and "lost:" in lost.find("failure").get("message")
+    assert [r["name"] for r in json.loads((tmp_path / "results.json").read_text())["results"]] == ["T-spi-1", "C-qpi-2"]
     html = (tmp_path / "report.html").read_text()
+    assert "<td>LOST</td>" in html and "(1 lost: their workers died)" in html
+    assert "<td class='tier'>model</td><td class='host-path'>fast</td>" in html
     assert "tsoc regress --rerun ModelTest/spi/1" in html and "tests/T-spi-1/test.log" in html
     assert html.count("<tr class='excl'>") == 4 + 6 and "excluded: forbidden by the model rules" in html
     assert json.loads((tmp_path / "coverage.json").read_text())["hits"]["command x outcome x mode"]["RID|OK|SPI"] == 1
@@ -220,3 +249,44 @@ def test_reset_with_cs_low_is_partial_byte():
     dev, _ = _device()
     assert dev.end_after_reset(8 * 20) == [None] * 20
     assert dev.error and dev.cause == ErrorCause.PARTIAL_BYTE and dev.outcomes[-1].cmd is None
+
+
+def _fake_build(root):
+    """A folder shaped like a cocotb build of the SoC (sources + executable)."""
+    for rel, data in (("public.vlt", "`verilator_config\n"), ("gateware/tensorsoc.v", "module tensorsoc; endmodule\n"),
+                      ("gateware/tensorsoc_rom.init", "00000013\n"), ("firmware/firmware-ram.bin", "\x13\0\0\0"),
+                      ("soc/csr.json", "{}"), ("soc/include/generated/soc.h", "#define X 1\n"),
+                      ("cocotb/tensorsoc", "\x7fELF simulator")):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(data)
+    (root / "gateware" / "sources.json").write_text(json.dumps(
+        {"top": "tensorsoc", "verilog": [str(root / "gateware" / "tensorsoc.v"), "/elsewhere/VexRiscv.v"]}))
+    return SimpleNamespace(build_dir=root, config=SoCConfig())
+
+
+def test_simulator_package_is_found_shipped_and_checked(tmp_path, monkeypatch):
+    """The simulator's key covers the sources and the configuration; a worker
+    uses the scheduler's folder when it sees it with the same key, unpacks
+    the shipped tarball (key and executable checked) when it does not, and
+    refuses a changed source or a corrupt tarball."""
+    from verification.regress import sim_package as S
+    monkeypatch.setenv("TSOC_REGRESS_CACHE", str(tmp_path / "cache"))
+    build = _fake_build(tmp_path / "soc")
+    pkg = S.SimPackage.of(build)
+    assert pkg.key != S.SimPackage(S.content_key(build.build_dir, {**pkg.config, "np": 2}), {}, "", "").key
+    assert S.locate(pkg) == (build.build_dir, "shared")
+    plugin = S.SimulatorPlugin(pkg)
+    build.build_dir.rename(tmp_path / "elsewhere")           # a worker that does not see the scheduler's folder
+    folder, how = S.locate(pkg, plugin.tarball)
+    assert how == "shipped" and folder == tmp_path / "cache" / pkg.key
+    assert (folder / "cocotb" / "tensorsoc").read_text() == "\x7fELF simulator"
+    verilog = json.loads((folder / "gateware" / "sources.json").read_text())["verilog"]
+    assert verilog == [str(folder / "gateware" / "tensorsoc.v"), "/elsewhere/VexRiscv.v"]
+    assert S.locate(pkg) == (folder, "cached")
+    (folder / "gateware" / "tensorsoc.v").write_text("module tensorsoc; wire changed; endmodule\n")
+    with pytest.raises(S.SimulatorMismatch, match="expected " + pkg.short):
+        S.locate(pkg)
+    digest, data = plugin.tarball
+    monkeypatch.setenv("TSOC_REGRESS_CACHE", str(tmp_path / "cache2"))
+    with pytest.raises(S.SimulatorMismatch, match="corrupt"):
+        S.locate(pkg, (digest, data[:-1] + bytes([data[-1] ^ 1])))

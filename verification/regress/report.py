@@ -1,5 +1,5 @@
-"""Regression outputs: JUnit XML, a self-contained HTML report, a coverage
-summary (text and merged JSON)."""
+"""Regression outputs: JUnit XML, a self-contained HTML report, the results
+as JSON, a coverage summary (text and merged JSON)."""
 
 import html
 import re
@@ -9,6 +9,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from verification.uvm.coverage import merge, summary
+
+
+def verdict(result):
+    """PASS, FAIL, or LOST (a failure: the workers running it died)."""
+    return "PASS" if result["passed"] else "LOST" if result.get("lost") else "FAIL"
 
 
 def rerun_command(result, fault=None):
@@ -23,10 +28,10 @@ def write_junit(path, results, duration):
         case = ET.SubElement(suite, "testcase", classname=f"regress.{r['test']}", name=r["name"],
                              time=f"{r['seconds']:.3f}")
         ET.SubElement(case, "properties")
-        for k in ("seed", "mode", "cycles"):
+        for k in ("seed", "mode", "tier", "host_path", "cycles", "attempts"):
             ET.SubElement(case.find("properties"), "property", name=k, value=str(r.get(k)))
         if not r["passed"]:
-            f = ET.SubElement(case, "failure", message=r["message"][:500])
+            f = ET.SubElement(case, "failure", message=r["message"][:500], type=verdict(r).lower())
             f.text = f"{r['message']}\nlog: {r['log']}\nre-run: {r['rerun']}"
     root = ET.Element("testsuites")
     root.append(suite)
@@ -84,12 +89,15 @@ def write_html(path, meta, results, cov):
     base = Path(path).parent
     e = html.escape
     failed = [r for r in results if not r["passed"]]
+    lost = [r for r in failed if r.get("lost")]
     out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tsoc regression seed {meta['seed']}</title>",
            f"<style>{CSS}</style></head><body>",
            f"<h1>tensorsoc UVM regression</h1>",
            f"<p class='summary' id='summary'>{'FAIL' if failed else 'PASS'}: {len(results) - len(failed)} of "
-           f"{len(results)} tests passed</p>",
-           f"<p>Regression seed <b id='seed'>{meta['seed']}</b>, {len(results)} tests, -j {meta['jobs']}, "
+           f"{len(results)} tests passed"
+           + (f" ({len(lost)} lost: their workers died)" if lost else "") + "</p>",
+           f"<p>Regression seed <b id='seed'>{meta['seed']}</b>, {len(results)} tests, "
+           f"{meta['jobs']} worker(s) on {e(meta.get('scheduler', 'LocalCluster'))}, "
            f"{meta['duration']:.1f} s wall; SoC {e(meta['config'])}; built in {e(meta['build_dir'])}.</p>",
            f"<p>Firmware expectation: {e(meta['expectation'])}.</p>"]
     if meta.get("fault"):
@@ -98,20 +106,23 @@ def write_html(path, meta, results, cov):
         out.append("<h2 id='failures'>Failures</h2>")
         for r in failed:
             wave = _rel(r.get("waves"), base)
-            out.append(f"<h3>{e(r['name'])}</h3><pre>{e(r['message'])}</pre>"
+            out.append(f"<h3>{e(r['name'])} ({verdict(r)})</h3><pre>{e(r['message'])}</pre>"
                        f"<p>Re-run: <code class='rerun'>{e(r['rerun'])}</code></p>"
                        f"<p><a href='{e(_rel(r['log'], base))}'>log</a>"
                        + (f" &middot; <a href='{e(wave)}'>waveform (FST)</a>" if wave else
                           " &middot; no waveform (run with --waves-on-fail)") + "</p>")
-    out.append("<h2>Tests</h2><table id='tests'><tr><th>result</th><th>test</th><th>mode</th><th>seed</th>"
-               "<th>cycles</th><th>transactions</th><th>float model max |error|</th><th>seconds</th><th>log</th></tr>")
+    out.append("<h2>Tests</h2><table id='tests'><tr><th>result</th><th>test</th><th>tier</th><th>host path</th>"
+               "<th>mode</th><th>seed</th><th>cycles</th><th>transactions</th><th>float model max |error|</th>"
+               "<th>seconds</th><th>attempts</th><th>log</th></tr>")
     for r in results:
         cls = "pass" if r["passed"] else "fail"
-        out.append(f"<tr class='{cls}'><td>{'PASS' if r['passed'] else 'FAIL'}</td><td>{e(r['test'])}</td>"
+        out.append(f"<tr class='{cls}'><td>{verdict(r)}</td><td>{e(r['test'])}</td>"
+                   f"<td class='tier'>{e(r.get('tier', '-'))}</td>"
+                   f"<td class='host-path'>{e(r.get('host_path', '-'))}</td>"
                    f"<td>{r['mode'].upper()}</td><td>{r['seed']}</td><td>{r.get('cycles') or '-'}</td>"
                    f"<td>{r.get('transactions') or '-'}</td>"
                    f"<td>{'-' if r.get('float_error') is None else format(r['float_error'], '.5f')}</td>"
-                   f"<td>{r['seconds']:.1f}</td>"
+                   f"<td>{r['seconds']:.1f}</td><td>{r.get('attempts', 1)}</td>"
                    f"<td><a href='{e(_rel(r['log'], base))}'>log</a></td></tr>")
     out.append("</table><h2>Coverage</h2><table id='coverage-summary'><tr><th>table</th><th>kind</th>"
                "<th>bins hit</th><th>bins</th><th>excluded</th></tr>")
@@ -157,5 +168,6 @@ def write_all(out_dir, meta, results):
     text = coverage_text(cov)
     (out_dir / "coverage.txt").write_text(text)
     write_junit(out_dir / "junit.xml", results, meta["duration"])
+    (out_dir / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     write_html(out_dir / "report.html", meta, results, cov)
     return text
