@@ -71,6 +71,14 @@ def test_plan_tiers_and_host_paths():
     assert P.TestSpec.parse("CornerTest/qpi/9").host_path == "pins"
 
 
+def test_costliest_tests_start_first():
+    specs = P.plan(5, 24)
+    started = [s for _, s in sorted(zip(P.priorities(specs), specs), key=lambda p: -p[0])]
+    assert [s.test for s in started[:4]] == ["CornerTest"] * 4 and started[-1].test == "ModelTest"
+    corners = [s for s in specs if s.test == "CornerTest"]
+    assert started[:4] == corners                                   # plan order within a class
+
+
 def _device(runs_layers=True, golden=None):
     fw = ServerFirmwareModel(SoCConfig(), runs_layers=runs_layers, golden=golden)
     return DeviceModel(fw), fw

@@ -151,14 +151,14 @@ def run_tests(client, specs, packages, out, fault=None, ship=True, on_result=Non
     plugins = [SimulatorPlugin(p, token) for p in {p.key: p for p in packages.values()}.values()] if ship else []
     for plugin in plugins:
         client.register_plugin(plugin, name=plugin.name)
-    kills = kill_hook(len(specs))
-    submissions = {}
+    kills, priority, submissions = kill_hook(len(specs)), P.priorities(specs), {}
 
     def submit(i):
         s = specs[i]
         n = submissions[s.name] = submissions.get(s.name, 0) + 1
         return client.submit(run_test, s.key, packages[s.msb_first].as_dict(), str(out), token, fault,
-                             kills.get(i, 0), key=f"tsoc-regress-{s.name}-{token}-{n}", retries=1, pure=False)
+                             kills.get(i, 0), key=f"tsoc-regress-{s.name}-{token}-{n}", retries=1, pure=False,
+                             priority=priority[i])
     try:
         futures = {submit(i): i for i in range(len(specs))}
         results = {}

@@ -25,6 +25,12 @@ PROTOCOL_TESTS = ("ErrorInjectionTest", "RandomTrafficTest", "CornerTest")
 MODEL_TESTS = ("ModelTest", "SweepTest", "MixedTest")
 HOST_PATHS = ("pins", "fast")
 MODEL_PINS_EVERY = 4
+# Wall time of each class relative to a ModelTest, roughly (seed 1, N=20, on
+# 2 cores, 2026-11-24: CornerTest 100-200 s, SweepTest 50-80 s, the others
+# 10-65 s).  The regression starts the costliest tests first, so that a
+# long test does not start last and hold the whole run.
+RELATIVE_COST = {"CornerTest": 12, "SweepTest": 6, "ErrorInjectionTest": 3, "RandomTrafficTest": 3,
+                 "MixedTest": 3, "ModelTest": 1}
 
 
 def default_host_path(test):
@@ -100,3 +106,9 @@ def plan(seed, n, tests=TEST_CLASSES):
             models += 1
         specs.append(TestSpec(test, mode, s, path))
     return specs
+
+
+def priorities(specs):
+    """Dask task priorities (higher starts first): the costliest class
+    first, and in plan order within a class."""
+    return [RELATIVE_COST[s.test] * len(specs) - i for i, s in enumerate(specs)]
