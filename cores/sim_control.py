@@ -1,6 +1,8 @@
 """Simulation control: lets the firmware end a simulation with an exit code."""
 
-from migen import Signal, If
+from pathlib import Path
+
+from migen import Instance, Signal, If
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage, CSRField
@@ -49,3 +51,24 @@ class SimControl(LiteXModule):
             pads.finish.eq(self.finish.fields.valid),
             If(self.finish.fields.valid, pads.exit_code.eq(self.finish.fields.exit_code)),
         ]
+
+
+class SimClock(LiteXModule):
+    """The simulation SoC's clock: the ``sys_clk`` pin, or (``pads.en``
+    high) a generator inside the Verilated model (cores/sim_clock.v) at the
+    configuration's frequency.  The generator needs a build verilated with
+    ``--timing`` and ``+define+TSOC_SIM_CLOCK_TIMING`` (the cocotb build,
+    verification/soc/runner.py); a testbench then starts the clock by
+    raising ``sim_clock_en`` instead of toggling ``sys_clk`` itself, and
+    the simulator runs without a Python or GPI step per edge.  ``pads.clk``
+    shows the clock the SoC runs on, whichever drives it: testbenches wait
+    for its edges."""
+
+    SOURCE = Path(__file__).with_name("sim_clock.v")
+
+    def __init__(self, pin, pads, sys_clk_freq):
+        self.clk = Signal()
+        gen = Signal()
+        half_ps = round(1e12 / sys_clk_freq / 2)
+        self.specials += Instance("tsoc_sim_clock", p_HALF_PS=half_ps, i_en=pads.en, o_clk=gen)
+        self.comb += [self.clk.eq(pin | gen), pads.clk.eq(self.clk)]

@@ -157,12 +157,22 @@ def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: Sim
     quiet_litex()
     from soc.platforms.sim import SimPlatform
     from soc.tensorsoc import TensorSoC
+    from litex.build.io import CRG
+    from cores.sim_control import SimClock
     platform = SimPlatform()
-    soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim", integrated_main_ram=sdram is None)
+    clock = SimClock(platform.request("sys_clk"), platform.request("sim_clock"), config.sys_clk_freq)
+    platform.add_source(str(SimClock.SOURCE))
+    soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim", integrated_main_ram=sdram is None,
+                    crg=CRG(clock.clk, rst=platform.request("sys_rst")))
+    soc.sim_clock = clock
     if sdram is not None:
         soc.add_sim_sdram(sdram)
     soc.add_sim_control()
-    soc.add_host_port(platform.request("host_spi"), platform.request("sensor"))
+    # The host port's pins, or the simulation-only master of the fast host
+    # path (cores/host_spi/sim_master.py) when its ``en`` port is high.
+    from cores.host_spi.sim_master import add_sim_host_master
+    soc.sim_host = add_sim_host_master(soc, platform.request("host_spi"), platform.request("host_fast"))
+    soc.add_host_port(soc.sim_host.pads, platform.request("sensor"))
     if config.accelerator:
         soc.add_accelerator(build_dir=gateware_dir)
     return soc

@@ -128,9 +128,10 @@ def _sim_through_host_port(build, args):
             print(f"[sim] WARNING: layer {p.layer} ({p.op.type_name}) compiled for the MCORE software path: "
                   f"{p.reason}", flush=True)
         model_env = {"TSOC_SIM_MODEL": str(model.resolve()),
-                     "TSOC_SIM_REQUIRE_ACCEL": "1" if args.require_accel else "0"}
-    elif args.require_accel:
-        raise UserError("--require-accel needs --model FILE.yaml")
+                     "TSOC_SIM_REQUIRE_ACCEL": "1" if args.require_accel else "0",
+                     "TSOC_SIM_SOFTWARE": "0" if args.no_software else "1"}
+    elif args.require_accel or args.no_software:
+        raise UserError(f"{'--require-accel' if args.require_accel else '--no-software'} needs --model FILE.yaml")
     t0 = time.monotonic()
     waves = bool(args.trace)
     print(f"[sim] building the SoC and its simulator{' (with waveforms)' if waves else ''}...", flush=True)
@@ -141,11 +142,13 @@ def _sim_through_host_port(build, args):
     except Exception as e:   # the runner's build failed: its log says why
         raise UserError(f"simulator build failed ({e}); see {build.build_dir}/cocotb*/build.log")
     print(f"[sim] build: {time.monotonic() - t0:.1f} s; running the firmware with the host on the "
-          f"{'QPI' if args.qpi else 'SPI'} port", flush=True)
+          f"{'QPI' if args.qpi else 'SPI'} port ({args.host_path} host path"
+          f"{', no boot memory test' if args.skip_memtest else ''})", flush=True)
     results = build.build_dir / "sim_results.xml"
     from cores.sim_control import BOOT_FLAG
-    flags = BOOT_FLAG["te_trace"] if args.te_trace else 0
+    flags = (BOOT_FLAG["te_trace"] if args.te_trace else 0) | (BOOT_FLAG["skip_memtest"] if args.skip_memtest else 0)
     env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(flags),
+           "TSOC_HOST_PATH": args.host_path,
            "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
     env.update(model_env)
     if args.json:
@@ -203,9 +206,21 @@ def register(groups):
                    help="fail when any TENS_CONV/TENS_LIN/TENS_MAXPOOL of --model runs in software: at compile "
                         "time (the compiler's rule, before building) or on the device (the firmware's per-layer "
                         "console lines)")
+    s.add_argument("--no-software", action="store_true",
+                   help="--model: run the accelerated image only, not the second inference on the MCORE software "
+                        "path (the speedup baseline and second bit-exact check: most of a run's cycles); the "
+                        "table then has no software cycles or speedup")
     s.add_argument("--te-trace", action="store_true",
                    help="the firmware wraps each accelerated layer in LOG_ON/LOG_OFF and prints the TensorEngine's "
                         "activity report (docs/tensor_engine.md, trace) on the console")
+    s.add_argument("--host-path", choices=("fast", "pins"), default="fast",
+                   help="fast (default): a simulated SPI/QPI master puts the host's transactions on the port's "
+                        "pins, Python is woken once per 256-byte chunk; pins: Python drives the pins at every "
+                        "SCLK edge (the protocol tests' host; 20-50x slower). Same waveform, same device, "
+                        "same results (docs/host_port.md, 'Host paths')")
+    s.add_argument("--skip-memtest", action="store_true",
+                   help="the firmware skips its boot-time main RAM test (about 2.4M cycles at 16 MiB); "
+                        "make sim keeps it")
     s.add_argument("--no-host", action="store_true",
                    help="run the firmware alone in the fast C++ harness (exits after the boot checks)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,

@@ -21,22 +21,31 @@ def run_host_tests(soc_build, name, extra_env=None, testcase=None):
     return cases
 
 
-# Tests that depend on the link mode run in both SPI and QPI.  Those that
-# move many bytes whatever the mode (the largest example model, relu_cnn3's
-# 25 KiB image and 4 KiB input; the WServer upload; the trace report, printed
-# during a model run) run in QPI only, at 4 bits a clock.  The window
-# overflow fills the whole model window: it runs in QPI on the second
-# (MSB-first) build, which has the compact memory sizes (64 KiB model
-# window; the default's 8 MiB would take far too long).  `make regress` runs
-# models and uploads in both modes.
-BOTH = ["rid_and_spec", "protocol_errors", "inference_without_model", "model_tensor_inference",
-        "chunk_sequence_errors", "busy_acquire_and_sensor", "example_models_bit_exact", "wtensor_throughput"]
-SPI_CASES = BOTH
-QPI_CASES = BOTH + ["wserver_upload", "accelerator_trace_printed"]
+# Two host paths (docs/host_port.md, "Host paths"): the protocol tests drive
+# the pins from Python, edge by edge (pins); the tests that move models and
+# images run on the simulated master (fast: one Python step per 256-byte
+# chunk, the same waveform on the pins), and a few protocol tests run there
+# too, so that both paths meet the same device.  Tests that depend on the
+# link mode run in both SPI and QPI.  Those that move many bytes whatever the
+# mode (the largest example model, relu_cnn3's 25 KiB image and 4 KiB input;
+# the WServer upload; the trace report, printed during a model run) run in
+# QPI only, at 4 bits a clock.  The window overflow fills the whole model
+# window: it runs in QPI on the second (MSB-first) build, which has the
+# compact memory sizes (64 KiB model window; the default's 8 MiB would take
+# far too long).  `make regress` runs models and uploads in both modes.
+PIN_BOTH = ["rid_and_spec", "protocol_errors", "inference_without_model", "model_tensor_inference",
+            "chunk_sequence_errors", "busy_acquire_and_sensor", "wtensor_throughput"]
+SPI_CASES = PIN_BOTH
+QPI_CASES = PIN_BOTH
+FAST_BOTH = ["rid_and_spec", "protocol_errors", "model_tensor_inference", "example_models_bit_exact"]
+FAST_SPI_CASES = FAST_BOTH
+FAST_QPI_CASES = FAST_BOTH + ["wserver_upload", "accelerator_trace_printed"]
 MSB_CASES = ["rid_and_spec", "protocol_errors", "model_tensor_inference"]
 MSB_QPI_CASES = MSB_CASES + ["oversize_model_and_window_bounds"]
 SPI_MODELS = "mlp,cnn_instructions"
 QPI_MODELS = "relu_cnn3"
+FAST = {"TSOC_HOST_PATH": "fast"}
+PINS = {"TSOC_HOST_PATH": "pins"}
 
 
 def test_every_host_test_runs():
@@ -45,18 +54,30 @@ def test_every_host_test_runs():
     src = (Path(__file__).resolve().parents[1] / "verification" / "soc" / "test_host.py").read_text()
     tests = {f.name for f in ast.walk(ast.parse(src)) if isinstance(f, ast.AsyncFunctionDef)
              and any("cocotb.test" in ast.unparse(d) for d in f.decorator_list)}
-    assert tests == set(SPI_CASES) | set(QPI_CASES) | set(MSB_QPI_CASES)
+    assert tests == (set(SPI_CASES) | set(QPI_CASES) | set(FAST_SPI_CASES) | set(FAST_QPI_CASES)
+                     | set(MSB_QPI_CASES))
 
 
 def test_host_port_spi(soc_build):
-    cases = run_host_tests(soc_build, "spi", {"TSOC_HOST_MODELS": SPI_MODELS}, testcase=SPI_CASES)
+    cases = run_host_tests(soc_build, "spi", {**PINS, "TSOC_HOST_MODELS": SPI_MODELS}, testcase=SPI_CASES)
     assert sorted(c.get("name") for c in cases) == sorted(SPI_CASES)
 
 
 def test_host_port_qpi(soc_build):
-    cases = run_host_tests(soc_build, "qpi", {"TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS},
+    cases = run_host_tests(soc_build, "qpi", {**PINS, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS},
                            testcase=QPI_CASES)
     assert sorted(c.get("name") for c in cases) == sorted(QPI_CASES)
+
+
+def test_host_port_fast_path_spi(soc_build):
+    cases = run_host_tests(soc_build, "fast_spi", {**FAST, "TSOC_HOST_MODELS": SPI_MODELS}, testcase=FAST_SPI_CASES)
+    assert sorted(c.get("name") for c in cases) == sorted(FAST_SPI_CASES)
+
+
+def test_host_port_fast_path_qpi(soc_build):
+    cases = run_host_tests(soc_build, "fast_qpi", {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS},
+                           testcase=FAST_QPI_CASES)
+    assert sorted(c.get("name") for c in cases) == sorted(FAST_QPI_CASES)
 
 
 def test_host_port_msb_first_build():
@@ -66,6 +87,9 @@ def test_host_port_msb_first_build():
     from soc.config import COMPACT_MEMORY, DEFAULT
     build = SimBuild(DEFAULT.with_overrides(host_msb_first=1, **COMPACT_MEMORY), ROOT / "build" / "test" / "soc-msb",
                      log=lambda *_: None)
-    for name, env, testcase in (("spi", {}, MSB_CASES), ("qpi", {"TSOC_HOST_QPI": "1"}, MSB_QPI_CASES)):
+    # MSB-first bit order on both paths: the fast path's master shifts LSB
+    # first and its transport reorders the bits of each byte.
+    for name, env, testcase in (("spi", PINS, MSB_CASES), ("qpi", {**PINS, "TSOC_HOST_QPI": "1"}, MSB_QPI_CASES),
+                                ("fast_qpi", {**FAST, "TSOC_HOST_QPI": "1"}, MSB_CASES)):
         cases = run_host_tests(build, f"msb_{name}", env, testcase=testcase)
         assert sorted(c.get("name") for c in cases) == sorted(testcase)

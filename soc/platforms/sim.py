@@ -7,6 +7,12 @@ from litex.build.generic_platform import GenericPlatform, Pins, Subsignal
 _io = [
     ("sys_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
+    # The clock the SoC runs on (out), the sys_clk pin or, with en high, the
+    # generator inside the model (cores/sim_control.py, SimClock).
+    ("sim_clock", 0,
+        Subsignal("en",  Pins(1)),
+        Subsignal("clk", Pins(1)),
+    ),
     # UART console as a byte stream (LiteX RS232PHYModel): one character per
     # handshake, so the console costs no simulated baud-rate time.
     ("serial", 0,
@@ -41,13 +47,18 @@ _io = [
 ]
 
 
+def _fast_host_io():
+    from cores.host_spi.sim_master import fast_io
+    return [fast_io()]
+
+
 class SimPlatform(GenericPlatform):
     """Emits Verilog only: the build is done by soc/builder.py."""
 
     default_clk_name = "sys_clk"
 
     def __init__(self, extra_io=()):
-        GenericPlatform.__init__(self, "sim", list(_io) + list(extra_io), name="tensorsoc_sim")
+        GenericPlatform.__init__(self, "sim", list(_io) + _fast_host_io() + list(extra_io), name="tensorsoc_sim")
 
     def build(self, *args, **kwargs):
         raise NotImplementedError("use soc.builder to write the simulation sources")

@@ -34,6 +34,7 @@ class CocotbTransport(Transport):
         self.dq_i = getattr(dut, prefix + "dq_i")
         self.dq_o = getattr(dut, prefix + "dq_o")
         self.dq_oe = getattr(dut, prefix + "dq_oe")
+        self.sclk = self.clk      # the SCLK the host gives (the fast path's master has its own)
         self.period_ps = round(period_ns * 1000)
         self.high_ps = self.period_ps // 2
         self.low_ps = self.period_ps - self.high_ps

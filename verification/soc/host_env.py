@@ -19,8 +19,47 @@ TE_TRACE = BOOT_FLAG["te_trace"]       # firmware prints the TensorEngine trace 
 EXIT_AFTER_BOOT = BOOT_FLAG["exit_after_boot"]
 
 
+HOST_PATHS = ("pins", "fast")
+
+
 def soc_config():
     return SoCConfig(**json.loads(os.environ["TSOC_CONFIG_JSON"]))
+
+
+def start_clock(dut, period_ps, cfg):
+    """Starts the SoC's clock: the generator inside the model (cores/sim_clock.v:
+    no simulator step from cocotb per edge) at the configuration's frequency,
+    or cocotb's C++ clock on the ``sys_clk`` pin for another period (tsoc
+    bench host sweeps it).  Wait for edges of ``dut.sim_clock_clk``, the
+    clock the SoC runs on either way."""
+    if period_ps == 2 * round(500 * 1e9 / cfg.sys_clk_freq):
+        dut.sim_clock_en.value = 1
+    else:
+        dut.sim_clock_en.value = 0
+        Clock(dut.sys_clk, period_ps, unit="ps", impl="gpi").start()
+
+
+def host_path(default="pins"):
+    """Which host drives the SoC's host port: ``pins`` (Python on the pins,
+    one step per SCLK edge: the protocol tests) or ``fast`` (the simulated
+    master of cores/host_spi/sim_master.py, one Python step per chunk), from
+    the environment's TSOC_HOST_PATH."""
+    path = os.environ.get("TSOC_HOST_PATH") or default
+    if path not in HOST_PATHS:
+        raise ValueError(f"TSOC_HOST_PATH={path!r}: expected one of {', '.join(HOST_PATHS)}")
+    return path
+
+
+def host_transport(dut, sys_period_ps, qpi=False, msb_first=False, path=None, **kwargs):
+    """The host transport of ``path`` (default: :func:`host_path`), strapped."""
+    if (path or host_path()) == "fast":
+        from sw.host.cocotb_fast_transport import CocotbFastTransport
+        transport = CocotbFastTransport(dut, qpi=qpi, msb_first=msb_first, **kwargs)
+        transport.set_sys_period(sys_period_ps)
+    else:
+        transport = CocotbTransport(dut, qpi=qpi, msb_first=msb_first, **kwargs)
+    transport.strap()
+    return transport
 
 
 class Console:
@@ -73,7 +112,7 @@ class Sensor:
         """Offers each byte until the port takes it (valid and ready at a
         rising edge).  Drives at falling edges, so no write can race an
         edge."""
-        clk = self.dut.sys_clk
+        clk = self.dut.sim_clock_clk
         await FallingEdge(clk)
         for b in data:
             self.dut.sensor_valid.value = 1
@@ -88,22 +127,23 @@ class Sensor:
         self.dut.sensor_valid.value = 0
 
 
-async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20.0, timeout=0.02, echo=False):
+async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20.0, timeout=0.02, echo=False,
+               path=None):
     """Resets the SoC with the host's pins strapped for SPI or QPI and waits
-    for the server firmware; returns (Device, Console, Sensor)."""
+    for the server firmware; returns (Device, Console, Sensor).  ``path``:
+    the host path (default: TSOC_HOST_PATH, else pins)."""
     cfg = soc_config()
     # TSOC_SIM_SYS_PERIOD_NS runs the SoC clock at another rate than the
     # configuration's (tsoc bench host: the SoC:SCLK ratio the port needs).
     period_ps = 2 * round(500 * float(os.environ.get("TSOC_SIM_SYS_PERIOD_NS", 1e9 / cfg.sys_clk_freq)))
-    Clock(dut.sys_clk, period_ps, unit="ps").start()
-    transport = CocotbTransport(dut, qpi=qpi, msb_first=msb_first, period_ns=period_ns)
-    transport.strap()
+    start_clock(dut, period_ps, cfg)
+    transport = host_transport(dut, period_ps, qpi=qpi, msb_first=msb_first, path=path, period_ns=period_ns)
     sensor = Sensor(dut)
     dut.serial_sink_valid.value = 0
     dut.serial_sink_data.value = 0
     dut.sim_ctrl_boot_flags.value = flags
     dut.sys_rst.value = 1
-    await ClockCycles(dut.sys_clk, 16)
+    await ClockCycles(dut.sim_clock_clk, 16)
     dut.sys_rst.value = 0
     console = Console(dut, echo=echo)
     await console.wait_for("server: ready", timeout_ns=200_000_000)

@@ -50,9 +50,9 @@ PUBLIC_SIGNALS = [("tensorsoc", "main_ram")]
 
 def _top_ports():
     """Names of the simulation SoC's top-level ports (soc/platforms/sim.py)."""
-    from soc.platforms.sim import _io
+    from soc.platforms.sim import _io, _fast_host_io
     names = []
-    for name, _, *subs in _io:
+    for name, _, *subs in _io + _fast_host_io():
         if subs and hasattr(subs[0], "name"):
             names += [f"{name}_{sub.name}" for sub in subs]
         else:
@@ -105,7 +105,10 @@ def _build(runner, build, waves):
         sources=[_control_file(build)] + build.verilog_sources(),
         hdl_toplevel="tensorsoc",
         build_dir=sim_dir(build, waves),
-        build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
+        # --timing: the SoC's own clock generator (cores/sim_clock.v), so
+        # that no clock edge needs a step of cocotb.
+        build_args=["--timing", "+define+TSOC_SIM_CLOCK_TIMING",
+                    "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
                     "-j", str(os.cpu_count() or 1)] + (["--trace-fst", "--trace-structs"] if waves else []),
         waves=waves,
         log_file=sim_dir(build, waves) / "build.log",

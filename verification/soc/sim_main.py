@@ -4,7 +4,7 @@ SPI/QPI host port with the host library, as a host processor would.
 Prints the console, RID and the decoded RSpec, and the simulation figures.
 Run by soc/cli.py (`tsoc sim`) through cocotb's runner; options come in
 environment variables (TSOC_SIM_QPI, TSOC_SIM_BOOT_FLAGS, TSOC_SIM_MODEL,
-TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL)."""
+TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL, TSOC_SIM_SOFTWARE, TSOC_HOST_PATH)."""
 
 import os
 import sys
@@ -29,7 +29,9 @@ async def main(dut):
     cfg = soc_config()
     dev, console, _ = await boot(dut, qpi=qpi, flags=flags, echo=True)
     mode = "QPI" if qpi else "SPI"
-    say(f"[host] {mode} at {1e6 / dev.transport.period_ps:.0f} MHz SCLK (SoC clock {cfg.sys_clk_freq / 1e6:.0f} MHz)")
+    path = "fast" if hasattr(dev.transport, "set_sys_period") else "pins"
+    say(f"[host] {mode} at {1e6 / dev.transport.period_ps:.0f} MHz SCLK (SoC clock {cfg.sys_clk_freq / 1e6:.0f} MHz), "
+        f"{path} host path")
     rid = await dev.id()
     say(f"[host] RID   = 0x{rid:08x} ({'tensorsoc' if rid == DEVICE_ID else 'UNEXPECTED'})")
     spec = await dev.spec()
@@ -52,8 +54,11 @@ async def main(dut):
         model = load_model(model_file, cfg)
         say(f"[model] {model_file}: {model.n_layers} layers, input {model.input_bytes} B, "
             f"output {model.output_bytes} B")
+        software = os.environ.get("TSOC_SIM_SOFTWARE", "1") == "1"
+        if not software:
+            say("[model] --no-software: the accelerated image only (no software-path baseline)")
         result = await run_model(dev, model, cfg.sys_clk_freq, cfg.peak_macs_per_clock, console=console,
-                                 require_accel=require_accel)
+                                 require_accel=require_accel, software=software)
         print_result(result, say, cfg)
     cycles = round(get_sim_time(unit="ns") * cfg.sys_clk_freq / 1e9)
     wall = time.monotonic() - wall0

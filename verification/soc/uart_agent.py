@@ -15,7 +15,7 @@ class UartStreamBfm:
     """Owns the ``serial_source_*`` pins: always ready, queues every byte."""
 
     def __init__(self, dut):
-        self.clk = dut.sys_clk
+        self.clk = dut.sim_clock_clk      # the SoC's clock (verification/soc/host_env.start_clock)
         self.valid = dut.serial_source_valid
         self.ready = dut.serial_source_ready
         self.data = dut.serial_source_data

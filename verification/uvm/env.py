@@ -17,12 +17,10 @@ import random
 from pathlib import Path
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_env, uvm_test
 
-from sw.host.cocotb_transport import CocotbTransport
-from verification.soc.host_env import SKIP_MEMTEST, Console, Sensor, soc_config
+from verification.soc.host_env import SKIP_MEMTEST, Console, Sensor, host_transport, soc_config, start_clock
 from verification.uvm.coverage import Coverage
 from verification.uvm.firmware_model import FIRMWARE_RUNS_LAYERS, expectation
 from verification.uvm.host_agent import HostAgent, HostBfm, pulse_reset
@@ -45,9 +43,8 @@ class SocEnv(uvm_env):
         dut = cocotb.top
         cfg = soc_config()
         self.sys_period_ps = 2 * round(500 * 1e9 / cfg.sys_clk_freq)
-        Clock(dut.sys_clk, self.sys_period_ps, unit="ps").start()
-        transport = CocotbTransport(dut, qpi=s["qpi"], msb_first=bool(cfg.host_msb_first))
-        transport.strap()
+        start_clock(dut, self.sys_period_ps, cfg)
+        transport = host_transport(dut, self.sys_period_ps, qpi=s["qpi"], msb_first=bool(cfg.host_msb_first))
         dut.serial_sink_valid.value = 0
         dut.serial_sink_data.value = 0
         dut.sim_ctrl_boot_flags.value = SKIP_MEMTEST
