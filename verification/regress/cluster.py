@@ -160,7 +160,9 @@ def run_tests(client, specs, packages, out, fault=None, ship=True, on_result=Non
                              kills.get(i, 0), key=f"tsoc-regress-{s.name}-{token}-{n}", retries=1, pure=False,
                              priority=priority[i])
     try:
-        futures = {submit(i): i for i in range(len(specs))}
+        # Highest priority first: a task goes to a free worker as soon as it
+        # is submitted, before the later ones are there to compare with.
+        futures = {submit(i): i for i in sorted(range(len(specs)), key=lambda i: -priority[i])}
         results = {}
         pending = as_completed(futures)
         for fut in pending:
