@@ -31,7 +31,7 @@ import zlib
 
 MODEL_MAGIC = 0x444D5354      # "TSMD" little-endian
 # 1: opaque payload.  2: payload = model section + tensor/op tables + constants.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 HEADER_FIELDS = ["magic", "version", "payload_length", "crc32", "input_bytes", "output_bytes", "n_layers", "reserved"]
 HEADER_SIZE = 4 * len(HEADER_FIELDS)
 
@@ -108,10 +108,14 @@ ACCEL_FIELDS = [
     ("model_window", "bus address of the model window the addresses assume"),
     ("data_bytes", "bytes of arranged constants (weights in the kernels' order) after these words, "
                    "before the first program record (a multiple of 4)"),
+    ("kernels_resident", "1: every program's code has its own place in the PCORE instruction memory "
+                         "(code_origin), all fit at once: the firmware loads them once per model and queues "
+                         "consecutive programs back to back; 0: each program loads its code before it runs"),
 ]
 ACCEL_RECORD_FIELDS = [
     ("op", "op-table index of the compute op"),
-    ("code_words", "PCORE instruction words that follow (loaded at instruction address 0)"),
+    ("code_words", "PCORE instruction words that follow (loaded at instruction address code_origin)"),
+    ("code_origin", "PCORE instruction address of the first code word (the code is assembled for it)"),
     ("te_words", "TensorEngine instruction words after the code; the last instruction is CALLBACK(layer)"),
     ("macs", "useful multiply-accumulates of the op"),
 ]
@@ -234,18 +238,22 @@ def accel_data_offset() -> int:
     return 4 * len(ACCEL_FIELDS)
 
 
-def encode_accel(programs, geometry, memory, model_window, data=b"") -> bytes:
+def encode_accel(programs, geometry, memory, model_window, data=b"", kernels_resident=False) -> bytes:
     """The accelerator section: ``programs`` is a list of (op index, code
-    words, TensorEngine words, macs); ``data`` the arranged constants the
-    programs read (at accel_data_offset() in the section)."""
+    words, code origin, TensorEngine words, macs); ``data`` the arranged
+    constants the programs read (at accel_data_offset() in the section);
+    ``kernels_resident``: the codes all fit the instruction memory at their
+    origins at once (sw/model/accel.py, place_kernels)."""
     if len(data) % 4:
         raise ModelImageError(f"accelerator data of {len(data)} bytes is not a multiple of 4")
     out = bytearray(_pack(ACCEL_FIELDS, {"n_programs": len(programs), "geometry": geometry, "memory": memory,
-                                         "model_window": model_window, "data_bytes": len(data)},
+                                         "model_window": model_window, "data_bytes": len(data),
+                                         "kernels_resident": int(bool(kernels_resident))},
                           "accelerator section"))
     out += data
-    for op, code, te, macs in programs:
-        out += _pack(ACCEL_RECORD_FIELDS, {"op": op, "code_words": len(code), "te_words": len(te), "macs": macs},
+    for op, code, origin, te, macs in programs:
+        out += _pack(ACCEL_RECORD_FIELDS, {"op": op, "code_words": len(code), "code_origin": origin,
+                                           "te_words": len(te), "macs": macs},
                      f"accelerator program of op {op}")
         out += struct.pack(f"<{len(code) + len(te)}I", *code, *te)
     return bytes(out)

@@ -58,26 +58,20 @@ def test_every_host_test_runs():
                      | set(MSB_QPI_CASES))
 
 
-def test_host_port_spi(soc_build):
-    cases = run_host_tests(soc_build, "spi", {**PINS, "TSOC_HOST_MODELS": SPI_MODELS}, testcase=SPI_CASES)
-    assert sorted(c.get("name") for c in cases) == sorted(SPI_CASES)
+# Each run: host path, link mode, the example models, the cocotb tests.
+RUNS = {
+    "spi": (PINS, {"TSOC_HOST_MODELS": SPI_MODELS}, SPI_CASES),
+    "qpi": (PINS, {"TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS}, QPI_CASES),
+    "fast_path_spi": (FAST, {"TSOC_HOST_MODELS": SPI_MODELS}, FAST_SPI_CASES),
+    "fast_path_qpi": (FAST, {"TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS}, FAST_QPI_CASES),
+}
 
 
-def test_host_port_qpi(soc_build):
-    cases = run_host_tests(soc_build, "qpi", {**PINS, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS},
-                           testcase=QPI_CASES)
-    assert sorted(c.get("name") for c in cases) == sorted(QPI_CASES)
-
-
-def test_host_port_fast_path_spi(soc_build):
-    cases = run_host_tests(soc_build, "fast_spi", {**FAST, "TSOC_HOST_MODELS": SPI_MODELS}, testcase=FAST_SPI_CASES)
-    assert sorted(c.get("name") for c in cases) == sorted(FAST_SPI_CASES)
-
-
-def test_host_port_fast_path_qpi(soc_build):
-    cases = run_host_tests(soc_build, "fast_qpi", {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": QPI_MODELS},
-                           testcase=FAST_QPI_CASES)
-    assert sorted(c.get("name") for c in cases) == sorted(FAST_QPI_CASES)
+@pytest.mark.parametrize("run", list(RUNS))
+def test_host_port(soc_build, run):
+    path, env, testcase = RUNS[run]
+    cases = run_host_tests(soc_build, run, {**path, **env}, testcase=testcase)
+    assert sorted(c.get("name") for c in cases) == sorted(testcase)
 
 
 def test_host_port_msb_first_build():

@@ -143,7 +143,7 @@ def _check(prog, expected, exe):
         if e is None:
             p, np_, nt = next(exes)
             got = next(i for i in prog.instrs[len(want):] if isinstance(i, isa.Exe))
-            assert (got.process, got.np, got.nt) == (p, np_, nt) and got.addr < len(prog.code)
+            assert (got.process, got.np, got.nt) == (p, np_, nt) and prog.origin <= got.addr < prog.origin + len(prog.code)
             e = got
         want.append(e)
     assert [behaviour(i) for i in prog.instrs] == [behaviour(i) for i in want]

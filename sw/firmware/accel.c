@@ -112,7 +112,20 @@ const char *accel_why(unsigned why)
 
 #define WHY(code) do { if (why) *why = (code); return 0; } while (0)
 
-const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op, uint8_t *why)
+/* The accelerator section's programs of the last image used, by op-table
+ * index: found once per model instead of walking the records at every layer
+ * (up to ACCEL_INDEX_OPS ops; later ops walk the records). */
+#define ACCEL_INDEX_OPS 96
+static struct {
+	const volatile uint32_t *image;
+	uint32_t crc, length;
+	uint8_t why;                        /* section-wide reason, or ACCEL_RAN */
+	uint8_t resident;                   /* every kernel in the instruction memory */
+	const volatile uint32_t *rec[ACCEL_INDEX_OPS];
+} ix;
+
+/* The accelerator section of `image`, or 0 (*why says why). */
+static const volatile uint32_t *accel_section(const volatile uint32_t *image, uint8_t *why)
 {
 #if HAVE_ACCEL
 	const volatile uint32_t *payload = image + MODEL_IMAGE_HEADER_SIZE / 4;
@@ -128,28 +141,133 @@ const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t 
 		WHY(ACCEL_OTHER_MEMORY);
 	if (a[MODEL_ACCEL_W_MODEL_WINDOW] != (uint32_t)(uintptr_t)image)
 		WHY(ACCEL_OTHER_WINDOW);
-	const volatile uint32_t *end = payload + len / 4;
-	uint32_t data = a[MODEL_ACCEL_W_DATA_BYTES];
 	/* The arranged constants (weights in the kernels' order) the programs read. */
-	if (data % 4 || data / 4 > (uint32_t)(end - a) - MODEL_ACCEL_WORDS)
+	uint32_t data = a[MODEL_ACCEL_W_DATA_BYTES];
+	if (data % 4 || data / 4 > (len - off) / 4 - MODEL_ACCEL_WORDS)
 		WHY(ACCEL_MALFORMED);
-	const volatile uint32_t *r = a + MODEL_ACCEL_WORDS + data / 4;
-	for (uint32_t i = 0; i < a[MODEL_ACCEL_W_N_PROGRAMS]; i++) {
-		if (r + MODEL_ACCEL_REC_WORDS > end)
-			WHY(ACCEL_MALFORMED);
-		uint32_t n = r[MODEL_ACCEL_REC_W_CODE_WORDS] + r[MODEL_ACCEL_REC_W_TE_WORDS];
-		if (n > (uint32_t)(end - r) - MODEL_ACCEL_REC_WORDS)
-			WHY(ACCEL_MALFORMED);
-		if (r[MODEL_ACCEL_REC_W_OP] == op) {
-			if (r[MODEL_ACCEL_REC_W_CODE_WORDS] > pcore[PCORE_IMEMINFO])
-				WHY(ACCEL_KERNEL_TOO_BIG);
-			return r;
-		}
-		r += MODEL_ACCEL_REC_WORDS + n;
-	}
-	WHY(ACCEL_NO_PROGRAM);
+	return a;
 #else
 	(void)image;
+	WHY(ACCEL_NO_HARDWARE);
+#endif
+}
+
+#if HAVE_ACCEL
+/* Walks the program records of section `a`: calls `visit` on each (stops
+ * when it returns nonzero); returns ACCEL_MALFORMED for a record that runs
+ * past the payload, else ACCEL_RAN. */
+static uint8_t walk_records(const volatile uint32_t *image, const volatile uint32_t *a,
+                            int (*visit)(const volatile uint32_t *r, void *ctx), void *ctx)
+{
+	const volatile uint32_t *end = image + MODEL_IMAGE_HEADER_SIZE / 4 + image[MODEL_IMAGE_W_PAYLOAD_LENGTH] / 4;
+	const volatile uint32_t *r = a + MODEL_ACCEL_WORDS + a[MODEL_ACCEL_W_DATA_BYTES] / 4;
+	for (uint32_t i = 0; i < a[MODEL_ACCEL_W_N_PROGRAMS]; i++) {
+		if (r + MODEL_ACCEL_REC_WORDS > end)
+			return ACCEL_MALFORMED;
+		uint32_t n = r[MODEL_ACCEL_REC_W_CODE_WORDS] + r[MODEL_ACCEL_REC_W_TE_WORDS];
+		if (n > (uint32_t)(end - r) - MODEL_ACCEL_REC_WORDS)
+			return ACCEL_MALFORMED;
+		if (visit(r, ctx))
+			break;
+		r += MODEL_ACCEL_REC_WORDS + n;
+	}
+	return ACCEL_RAN;
+}
+
+static int fits_imem(const volatile uint32_t *r)
+{
+	return r[MODEL_ACCEL_REC_W_CODE_ORIGIN] <= pcore[PCORE_IMEMINFO] &&
+	       r[MODEL_ACCEL_REC_W_CODE_WORDS] <= pcore[PCORE_IMEMINFO] - r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
+}
+
+static int index_record(const volatile uint32_t *r, void *ctx)
+{
+	(void)ctx;
+	uint32_t op = r[MODEL_ACCEL_REC_W_OP];
+	if (op < ACCEL_INDEX_OPS && !ix.rec[op])
+		ix.rec[op] = r;
+	if (!fits_imem(r))
+		ix.resident = 0;
+	return 0;
+}
+
+static int load_code(const volatile uint32_t *r, void *ctx)
+{
+	(void)ctx;
+	volatile uint32_t *imem = pcore + pcore[PCORE_IMEMINFO] + r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
+	const volatile uint32_t *code = r + MODEL_ACCEL_REC_WORDS;
+	for (uint32_t i = 0; i < r[MODEL_ACCEL_REC_W_CODE_WORDS]; i++)
+		imem[i] = code[i];
+	return 0;
+}
+
+struct find { uint32_t op; const volatile uint32_t *r; };
+
+static int find_record(const volatile uint32_t *r, void *ctx)
+{
+	struct find *f = ctx;
+	if (r[MODEL_ACCEL_REC_W_OP] != f->op)
+		return 0;
+	f->r = r;
+	return 1;
+}
+#endif
+
+/* Indexes the programs of `image` when it is not the image indexed last
+ * (another model, or the same window rewritten: its CRC differs), and, when
+ * the compiler placed every kernel at its own instruction address
+ * (kernels_resident), loads them all into the instruction memory now. */
+static void accel_prepare(const volatile uint32_t *image)
+{
+	if (ix.image == image && ix.crc == image[MODEL_IMAGE_W_CRC32] &&
+	    ix.length == image[MODEL_IMAGE_W_PAYLOAD_LENGTH])
+		return;
+	for (uint32_t i = 0; i < ACCEL_INDEX_OPS; i++)
+		ix.rec[i] = 0;
+	ix.image = image;
+	ix.crc = image[MODEL_IMAGE_W_CRC32];
+	ix.length = image[MODEL_IMAGE_W_PAYLOAD_LENGTH];
+	ix.resident = 0;
+	ix.why = ACCEL_RAN;
+	const volatile uint32_t *a = accel_section(image, &ix.why);
+#if HAVE_ACCEL
+	if (!a)
+		return;
+	ix.resident = a[MODEL_ACCEL_W_KERNELS_RESIDENT] == 1;
+	ix.why = walk_records(image, a, index_record, 0);
+	if (ix.why != ACCEL_RAN)
+		ix.resident = 0;
+	else if (ix.resident)
+		walk_records(image, a, load_code, 0);
+#else
+	(void)a;
+#endif
+}
+
+int accel_kernels_resident(const volatile uint32_t *image)
+{
+	accel_prepare(image);
+	return ix.resident;
+}
+
+const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t op, uint8_t *why)
+{
+	accel_prepare(image);
+	if (ix.why != ACCEL_RAN)
+		WHY(ix.why);
+#if HAVE_ACCEL
+	const volatile uint32_t *r = op < ACCEL_INDEX_OPS ? ix.rec[op] : 0;
+	if (!r && op >= ACCEL_INDEX_OPS) {
+		struct find f = { op, 0 };
+		walk_records(image, accel_section(image, 0), find_record, &f);
+		r = f.r;
+	}
+	if (!r)
+		WHY(ACCEL_NO_PROGRAM);
+	if (!fits_imem(r))
+		WHY(ACCEL_KERNEL_TOO_BIG);
+	return r;
+#else
 	(void)op;
 	WHY(ACCEL_NO_HARDWARE);
 #endif
@@ -164,18 +282,21 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 	int trace = (boot_flags() & BOOT_TE_TRACE) != 0;
 	te_trace_state_t st;
 	/* The previous program ended with its CALLBACK, after its last store:
-	 * no kernel runs, the instruction memory is free. */
+	 * no kernel runs, the instruction memory is free.  Resident kernels
+	 * were loaded with the model (accel_prepare). */
+	if (!ix.resident) {
+		uint32_t origin = record[MODEL_ACCEL_REC_W_CODE_ORIGIN];
 #if HAVE_FETCH
-	(void)imem;
-	if (nc) {
-		fetch_start(code, nc, FETCH_TARGET_IMEM);
-		while (fetch_busy())
-			;
-	}
-#else
-	for (uint32_t i = 0; i < nc; i++)
-		imem[i] = code[i];
+		if (nc && origin == 0) {     /* the fetch writes from word 0 */
+			fetch_start(code, nc, FETCH_TARGET_IMEM);
+			while (fetch_busy())
+				;
+			nc = 0;
+		}
 #endif
+		for (uint32_t i = 0; i < nc; i++)
+			imem[origin + i] = code[i];
+	}
 	if (trace) {
 		printf("accel: layer %lu: TensorEngine activity (LOG_ON .. LOG_OFF)\n", (unsigned long)layer);
 		te_trace_init(&st);
@@ -218,7 +339,6 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 			printf("accel: layer %lu: no LOG_OFF record from the TensorEngine\n", (unsigned long)layer);
 	}
 	uint32_t errors = tensor_engine_errors_read();
-	dcache_flush();
 	if ((cb & 0x7fffffffu) != layer || errors) {
 		printf("accel: layer %lu: TensorEngine callback 0x%08lx, error flags 0x%lx\n", (unsigned long)layer,
 		       (unsigned long)cb, (unsigned long)errors);
@@ -229,5 +349,62 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 	(void)record;
 	(void)layer;
 	return -1;
+#endif
+}
+
+int accel_run_queued(const volatile uint32_t *const *records, const uint32_t *layers, uint32_t n, uint64_t *done_at)
+{
+#if HAVE_FETCH
+	if (!ix.resident || (boot_flags() & BOOT_TE_TRACE))
+#endif
+	{
+		for (uint32_t k = 0; k < n; k++) {
+			if (accel_run(records[k], layers[k]))
+				return -1;
+			done_at[k] = cycles_now();
+		}
+		return 0;
+	}
+#if HAVE_FETCH
+	/* Every kernel is in the instruction memory: program k+1 is fetched
+	 * into the engine's queue as soon as program k's last word is in it,
+	 * so the engine starts it right after k's CALLBACK.  Each CALLBACK
+	 * (the last word of a program, tag = its layer) is timed as it is
+	 * popped. */
+	uint32_t next = 0, done = 0;
+	while (done < n) {
+		if (next < n && !fetch_busy()) {
+			const volatile uint32_t *r = records[next];
+			uint32_t nte = r[MODEL_ACCEL_REC_W_TE_WORDS];
+			fetch_start(r + MODEL_ACCEL_REC_WORDS + r[MODEL_ACCEL_REC_W_CODE_WORDS], nte, FETCH_TARGET_QUEUE);
+			next++;
+			continue;
+		}
+		uint32_t cb = tensor_engine_callback_read();
+		if (cb >> 31) {
+			done_at[done] = cycles_now();
+			if ((cb & 0x7fffffffu) != layers[done]) {
+				printf("accel: layer %lu: TensorEngine callback 0x%08lx\n", (unsigned long)layers[done],
+				       (unsigned long)cb);
+				return -1;
+			}
+			done++;
+			continue;
+		}
+		/* Poll sparingly: every CSR read is a bus cycle the engine's DMA
+		 * cannot have.  (64 nops instead of 16 changed no layer by more
+		 * than 120 cycles on LeNet-5, the short ones for the worse.) */
+		for (int d = 0; d < 16; d++)
+			__asm__ volatile("nop");
+	}
+	while (fetch_busy())
+		;
+	uint32_t errors = tensor_engine_errors_read();
+	if (errors) {
+		printf("accel: layers %lu..%lu: TensorEngine error flags 0x%lx\n", (unsigned long)layers[0],
+		       (unsigned long)layers[n - 1], (unsigned long)errors);
+		return -1;
+	}
+	return 0;
 #endif
 }

@@ -32,10 +32,23 @@ const volatile uint32_t *accel_program(const volatile uint32_t *image, uint32_t 
 /* The text of an accel_why code (what the server prints per layer). */
 const char *accel_why(unsigned why);
 
-/* Runs a program record to its CALLBACK: loads the kernel code, streams the
- * TensorEngine words (by the instruction fetch's DMA when the SoC has it,
- * else through the queue CSR), waits.  Returns 0, or -1 after printing the
- * TensorEngine's error flags or a wrong callback tag. */
+/* Runs a program record to its CALLBACK: loads the kernel code (unless the
+ * model's kernels are resident), streams the TensorEngine words (by the
+ * instruction fetch's DMA when the SoC has it, else through the queue CSR),
+ * waits.  Returns 0, or -1 after printing the TensorEngine's error flags or
+ * a wrong callback tag.  The engine wrote main RAM by DMA: the caller
+ * flushes the data cache before the CPU reads what it wrote. */
 int accel_run(const volatile uint32_t *record, uint32_t layer);
+
+/* Runs `n` program records one after the other; done_at[k] is the cycle
+ * count (cycles_now) at which program k's CALLBACK was seen.  With the
+ * instruction fetch and the model's kernels resident (and no trace), the
+ * programs are queued back to back: no firmware between two layers; else
+ * accel_run one by one.  Returns 0 or -1 as accel_run. */
+int accel_run_queued(const volatile uint32_t *const *records, const uint32_t *layers, uint32_t n, uint64_t *done_at);
+
+/* Whether `image`'s kernels are all in the instruction memory (loaded when
+ * the image is first used: accel_program, accel_kernels_resident). */
+int accel_kernels_resident(const volatile uint32_t *image);
 
 #endif

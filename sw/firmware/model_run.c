@@ -116,6 +116,9 @@ int model_validate(const volatile uint32_t *image)
 			return -1;
 		}
 	}
+	/* Index the accelerator programs and load the kernels now, with the
+	 * model, not in the first inference's time. */
+	accel_kernels_resident(image);
 	return 0;
 }
 
@@ -329,19 +332,78 @@ static uint32_t elements_of(const tensor_t *t)
 	return n;
 }
 
+/* Records layer `layer`'s time (server's per-layer console line, RTimings). */
+static void record_layer(uint32_t layer, uint32_t i, uint32_t opcode, uint64_t cycles, uint8_t why,
+			 uint32_t *timings_us, model_layer_t *layers, uint32_t max_layers)
+{
+	if (layer == MODEL_NONE || layer >= max_layers)
+		return;
+	timings_us[layer] = (uint32_t)((cycles + TSOC_SYS_CLK_FREQ / 2000000) / (TSOC_SYS_CLK_FREQ / 1000000));
+	if (layers) {
+		layers[layer].op = (uint16_t)i;
+		layers[layer].opcode = (uint8_t)opcode;
+		layers[layer].cycles = cycles > 0xffffffffu ? 0xffffffffu : (uint32_t)cycles;
+		layers[layer].why = why;
+	}
+}
+
+static int is_compute(uint32_t opcode)
+{
+	return opcode == MODEL_OPCODE_CONV || opcode == MODEL_OPCODE_LIN || opcode == MODEL_OPCODE_MAXPOOL;
+}
+
+#define QUEUE_MAX 16
+
 int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_layer_t *layers, uint32_t max_layers)
 {
 	uint32_t no = section(image, MODEL_SECTION_W_N_OPS), vw = section(image, MODEL_SECTION_W_VW);
 	volatile uint8_t *out_block = (volatile uint8_t *)model_output(image);
 	int accelerated = 0;
-	for (uint32_t i = 0; i < no; i++) {
+	int dirty = 0;            /* the TensorEngine wrote main RAM since the last cache flush */
+	for (uint32_t i = 0; i < no;) {
 		const volatile uint32_t *op = op_entry(image, i);
-		uint32_t layer = op[MODEL_OP_W_LAYER];
+		uint32_t layer = op[MODEL_OP_W_LAYER], opcode = op[MODEL_OP_W_OPCODE];
 		uint64_t t0 = cycles_now();
-		int err = 0;
 		uint8_t why = ACCEL_RAN;
+		/* Consecutive ops with accelerator programs run as one queue
+		 * (accel.h): each layer's time is from the previous CALLBACK to
+		 * its own. */
+		const volatile uint32_t *queue[QUEUE_MAX];
+		uint32_t qlayer[QUEUE_MAX];
+		uint64_t done_at[QUEUE_MAX];
+		uint32_t n = 0;
+		while (i + n < no && n < QUEUE_MAX) {
+			const volatile uint32_t *o = op_entry(image, i + n);
+			if (!is_compute(o[MODEL_OP_W_OPCODE]))
+				break;
+			const volatile uint32_t *prog = accel_program(image, i + n, n ? 0 : &why);
+			if (!prog)
+				break;
+			queue[n] = prog;
+			qlayer[n++] = o[MODEL_OP_W_LAYER];
+		}
+		if (n) {
+			if (accel_run_queued(queue, qlayer, n, done_at))
+				return -1;
+			for (uint32_t k = 0; k < n; k++) {
+				const volatile uint32_t *o = op_entry(image, i + k);
+				record_layer(qlayer[k], i + k, o[MODEL_OP_W_OPCODE], done_at[k] - (k ? done_at[k - 1] : t0),
+					     ACCEL_RAN, timings_us, layers, max_layers);
+			}
+			accelerated += n;
+			dirty = 1;
+			i += n;
+			continue;
+		}
+		/* The CPU reads what the engine wrote from here on. */
+		if (dirty) {
+			dcache_flush();
+			dirty = 0;
+			t0 = cycles_now();
+		}
+		int err = 0;
 		tensor_t t;
-		switch (op[MODEL_OP_W_OPCODE]) {
+		switch (opcode) {
 		case MODEL_OPCODE_STREAM_IN:
 			tensor(image, op[MODEL_OP_W_RES], &t);
 			stream_in(t.data, (const volatile int16_t *)((volatile uint8_t *)TENSOR_WINDOW_BASE + op[MODEL_OP_W_IO_OFFSET]),
@@ -353,39 +415,23 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_la
 				   op[MODEL_OP_W_STREAM_PADDING]);
 			break;
 		case MODEL_OPCODE_CONV:
-		case MODEL_OPCODE_LIN:
-		case MODEL_OPCODE_MAXPOOL: {
-			/* The accelerator runs the op when the image has its program
-			 * (accel.h); otherwise the plain C below does. */
-			const volatile uint32_t *prog = accel_program(image, i, &why);
-			if (prog) {
-				if (accel_run(prog, layer))
-					return -1;
-				accelerated++;
-			} else if (op[MODEL_OP_W_OPCODE] == MODEL_OPCODE_CONV) {
-				err = op_conv(image, op);
-			} else if (op[MODEL_OP_W_OPCODE] == MODEL_OPCODE_LIN) {
-				err = op_lin(image, op);
-			} else {
-				err = op_maxpool(image, op);
-			}
+			err = op_conv(image, op);
 			break;
-		}
+		case MODEL_OPCODE_LIN:
+			err = op_lin(image, op);
+			break;
+		case MODEL_OPCODE_MAXPOOL:
+			err = op_maxpool(image, op);
+			break;
 		}
 		if (err) {
 			printf("server: op %lu cannot run here (more than %d channels)\n", (unsigned long)i, MAX_CHANNELS);
 			return -1;
 		}
-		if (layer != MODEL_NONE && layer < max_layers) {
-			uint64_t cycles = cycles_now() - t0;
-			timings_us[layer] = (uint32_t)((cycles + TSOC_SYS_CLK_FREQ / 2000000) / (TSOC_SYS_CLK_FREQ / 1000000));
-			if (layers) {
-				layers[layer].op = (uint16_t)i;
-				layers[layer].opcode = (uint8_t)op[MODEL_OP_W_OPCODE];
-				layers[layer].cycles = cycles > 0xffffffffu ? 0xffffffffu : (uint32_t)cycles;
-				layers[layer].why = why;
-			}
-		}
+		record_layer(layer, i, opcode, cycles_now() - t0, why, timings_us, layers, max_layers);
+		i++;
 	}
+	if (dirty)
+		dcache_flush();
 	return accelerated;
 }

@@ -33,6 +33,7 @@ private memory, a kernel beyond the instruction memory) gets no program and
 runs on the firmware's software path; ``plan()`` says why.
 """
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -41,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from sw.mcore import api, isa, symbols as symbols_mod
-from sw.pcore.asm import AsmError, assemble
+from sw.pcore.asm import AsmError, assemble, relocate
 from verification.golden.cnn import tanh_shift
 
 KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
@@ -59,7 +60,7 @@ class LayerProgram:
     op_index: int                 # index in the image's op table
     layer: int
     kind: str
-    code: list                    # PCORE instruction words, loaded at address 0
+    code: list                    # PCORE instruction words, loaded at instruction address ``origin``
     instrs: list                  # sw.mcore.isa instruction objects (last: CALLBACK)
     macs: int                     # useful multiply-accumulates (the op's own)
     passes: int                   # kernel calls (steps)
@@ -67,6 +68,7 @@ class LayerProgram:
     tiling: str = ""              # how the op is cut (Tiling.describe())
     padded_macs: int = 0          # lane MACs the kernels execute (idle lanes and threads included)
     notes: list = field(default_factory=list)
+    origin: int = 0               # instruction address of code[0] (place_kernels)
 
     @property
     def words(self):
@@ -681,14 +683,16 @@ class _Gen:
         return source("layer").compile("done", symbols_mod.from_dict(prog.symbols()), tag=layer)
 
 
-def plan(model, config, address, tanh_table_addr=None, data=None):
+def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):
     """{op-table index: LayerProgram or the reason (str) it stays in software}
     for the compute ops of ``model`` (indices of the compiler's op table,
     compiler.op_entries, where a duplex stream takes two entries).
     ``address``: Tensor -> bus byte address.  ``data``: a DataBlob the
     programs may place arranged constants in (its bytes must then be at its
     base address when they run); without one the weights are rearranged by
-    the TensorEngine on the way (element by element: slower)."""
+    the TensorEngine on the way (element by element: slower).
+    ``resident``: give the kernels their own places in the instruction
+    memory (place_kernels); else every kernel is at address 0."""
     gen = _Gen(config, address, model.frac_bits, tanh_table_addr, data)
     out = {}
     index = 0
@@ -705,7 +709,46 @@ def plan(model, config, address, tanh_table_addr=None, data=None):
         except NoProgram as e:
             out[index] = str(e)
         index += 1
+    if resident:
+        place_kernels([p for p in out.values() if not isinstance(p, str)])
     return out
+
+
+def place_kernels(progs, imem_words=IMEM_WORDS):
+    """Gives each distinct kernel of ``progs`` its own place in the PCORE
+    instruction memory, one after the other in op order, when they all fit
+    (relocating the code and the EXE_LOCKSTEP entry points): the firmware
+    then loads them once per model and queues consecutive layers back to
+    back, without a kernel load between them (docs/models.md, "Firmware").
+    When they do not fit, every kernel stays at address 0 and is loaded
+    before its layer.  Returns whether they were placed."""
+    origins, end = {}, 0
+    for p in progs:
+        key = tuple(p.code)
+        if key and key not in origins:
+            origins[key] = end
+            end += len(key)
+    if end > imem_words:
+        return False
+    for p in progs:
+        o = origins.get(tuple(p.code), 0)
+        if o:
+            p.code = relocate(p.code, o)
+            p.instrs = [dataclasses.replace(i, func=i.func + o) if isinstance(i, isa.Exe) else i
+                        for i in p.instrs]
+            p.origin = o
+    return True
+
+
+def kernels_resident(progs, imem_words=IMEM_WORDS):
+    """Whether the codes of ``progs`` all fit the instruction memory at
+    their origins at once: no two different codes overlap (the image's
+    ``kernels_resident`` flag)."""
+    spans = sorted({(p.origin, tuple(p.code)) for p in progs if p.code})
+    for (o, code), (o2, code2) in zip(spans, spans[1:]):
+        if o + len(code) > o2:
+            return False
+    return all(o + len(code) <= imem_words for o, code in spans)
 
 
 # -- reference execution (tests, ``tsoc model accel``) -------------------------
@@ -744,7 +787,7 @@ def reference_check(model, config, golden=None, arranged=True):
             continue
         m = Machine(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
                     shared_words=config.pcore_shared_words, ddr_bytes=ddr_bytes, scratch_bytes=config.scratch_size)
-        iss = PcoreISS(config, prog.code)
+        iss = PcoreISS(config, [0] * prog.origin + prog.code)
 
         def kernel(mach, exe, iss=iss):
             iss.private[:] = mach.private

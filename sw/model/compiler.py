@@ -207,7 +207,9 @@ def compile_report(model, accel=None, require_accel=False):
         planned = accel_programs(model, payload, data)
         report.layers = _placements(model, planned)
         progs = [p.program for p in report.layers if p.program is not None]
-        section = mi.encode_accel([(p.op_index, p.code, p.words, p.macs) for p in progs],
+        from sw.model.accel import kernels_resident
+        section = mi.encode_accel([(p.op_index, p.code, p.origin, p.words, p.macs) for p in progs],
+                                  kernels_resident=kernels_resident(progs),
                                   geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
                                   memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
                                   model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0],

@@ -437,6 +437,22 @@ class _Assembler:
             self.listing[at] = (a, self.words[at], f, l, t)
 
 
+def relocate(words, origin):
+    """``words`` assembled at instruction address 0, moved to ``origin``:
+    the loop-end addresses (the only absolute addresses in the code) move
+    with it.  Function entry points are the caller's to move."""
+    out = []
+    for w in words:
+        d = isa.decode(w)
+        if d.is_scalar and d.sop == "loop":
+            end = d.loop_end + origin
+            if end >= 1 << isa.LOOP_END_BITS:
+                raise ValueError(f"loop end {end} beyond the {isa.LOOP_END_BITS}-bit field")
+            w = isa.encode_scalar("loop", imm=d.imm, loop_end=end)
+        out.append(w)
+    return out
+
+
 def assemble(sources, config=None, defines=None):
     """Assemble ``sources`` (paths, or (name, text) pairs) into a ``Program``."""
     config = config or SoCConfig()

@@ -161,12 +161,12 @@ class TEBench:
         return out
 
 
-async def load_kernel(dut, words):
-    """Write PCORE instruction ``words`` from address 0 through the top's
-    instruction-memory port, one a clock."""
+async def load_kernel(dut, words, origin=0):
+    """Write PCORE instruction ``words`` from address ``origin`` through the
+    top's instruction-memory port, one a clock."""
     for i, w in enumerate(words):
         dut.imem_we.value = 1
-        dut.imem_adr.value = i
+        dut.imem_adr.value = origin + i
         dut.imem_dat_w.value = w
         await RisingEdge(dut.sys_clk)
     dut.imem_we.value = 0

@@ -64,7 +64,9 @@ async def fetched_layer_programs(dut):
     model = load_model(os.environ["TSOC_LAYER_MODEL"])
     golden = cnn.run(model)
     offsets, table, data = place(model)
-    progs = accel.plan(model, config, lambda t: offsets[t], tanh_table_addr=table, data=data)
+    # Each kernel at address 0: the fetch writes the instruction memory
+    # from word 0 (the SoC loads resident kernels with the model instead).
+    progs = accel.plan(model, config, lambda t: offsets[t], tanh_table_addr=table, data=data, resident=False)
     blob = data.bytes()
     vals = dict(golden.fixed)
     for t in model.tensors:

@@ -113,7 +113,7 @@ async def layer_programs(dut):
             row["roofline"] = roofline.layer(op, config).as_dict()
             results.append(row)
             continue
-        await load_kernel(dut, prog.code)
+        await load_kernel(dut, prog.code, prog.origin)
         instrs = [isa.Log(on=1)] + prog.instrs[:-1] + [isa.Log(on=0), prog.instrs[-1]]
         words = [w for i in instrs for w in isa.encode(i)]
         clocks = await _run_until_callback(bench, words, op.layer)
