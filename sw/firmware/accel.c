@@ -121,6 +121,7 @@ static struct {
 	uint32_t crc, length;
 	uint8_t why;                        /* section-wide reason, or ACCEL_RAN */
 	uint8_t resident;                   /* every kernel in the instruction memory */
+	uint32_t imem_words;                /* PCORE IMEMINFO: its size, and its word offset in the window */
 	const volatile uint32_t *rec[ACCEL_INDEX_OPS];
 } ix;
 
@@ -176,8 +177,8 @@ static uint8_t walk_records(const volatile uint32_t *image, const volatile uint3
 
 static int fits_imem(const volatile uint32_t *r)
 {
-	return r[MODEL_ACCEL_REC_W_CODE_ORIGIN] <= pcore[PCORE_IMEMINFO] &&
-	       r[MODEL_ACCEL_REC_W_CODE_WORDS] <= pcore[PCORE_IMEMINFO] - r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
+	return r[MODEL_ACCEL_REC_W_CODE_ORIGIN] <= ix.imem_words &&
+	       r[MODEL_ACCEL_REC_W_CODE_WORDS] <= ix.imem_words - r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
 }
 
 static int index_record(const volatile uint32_t *r, void *ctx)
@@ -194,7 +195,7 @@ static int index_record(const volatile uint32_t *r, void *ctx)
 static int load_code(const volatile uint32_t *r, void *ctx)
 {
 	(void)ctx;
-	volatile uint32_t *imem = pcore + pcore[PCORE_IMEMINFO] + r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
+	volatile uint32_t *imem = pcore + ix.imem_words + r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
 	const volatile uint32_t *code = r + MODEL_ACCEL_REC_WORDS;
 	for (uint32_t i = 0; i < r[MODEL_ACCEL_REC_W_CODE_WORDS]; i++)
 		imem[i] = code[i];
@@ -233,6 +234,7 @@ static void accel_prepare(const volatile uint32_t *image)
 #if HAVE_ACCEL
 	if (!a)
 		return;
+	ix.imem_words = pcore[PCORE_IMEMINFO];
 	ix.resident = a[MODEL_ACCEL_W_KERNELS_RESIDENT] == 1;
 	ix.why = walk_records(image, a, index_record, 0);
 	if (ix.why != ACCEL_RAN)
@@ -278,24 +280,20 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 #if HAVE_ACCEL
 	uint32_t nc = record[MODEL_ACCEL_REC_W_CODE_WORDS], nte = record[MODEL_ACCEL_REC_W_TE_WORDS];
 	const volatile uint32_t *code = record + MODEL_ACCEL_REC_WORDS, *te = code + nc;
-	volatile uint32_t *imem = pcore + pcore[PCORE_IMEMINFO];
 	int trace = (boot_flags() & BOOT_TE_TRACE) != 0;
 	te_trace_state_t st;
 	/* The previous program ended with its CALLBACK, after its last store:
 	 * no kernel runs, the instruction memory is free.  Resident kernels
 	 * were loaded with the model (accel_prepare). */
 	if (!ix.resident) {
-		uint32_t origin = record[MODEL_ACCEL_REC_W_CODE_ORIGIN];
 #if HAVE_FETCH
-		if (nc && origin == 0) {     /* the fetch writes from word 0 */
+		if (nc && record[MODEL_ACCEL_REC_W_CODE_ORIGIN] == 0) {   /* the fetch writes from word 0 */
 			fetch_start(code, nc, FETCH_TARGET_IMEM);
 			while (fetch_busy())
 				;
-			nc = 0;
-		}
+		} else
 #endif
-		for (uint32_t i = 0; i < nc; i++)
-			imem[origin + i] = code[i];
+			load_code(record, 0);
 	}
 	if (trace) {
 		printf("accel: layer %lu: TensorEngine activity (LOG_ON .. LOG_OFF)\n", (unsigned long)layer);

@@ -63,12 +63,6 @@ class CocotbFastTransport(CocotbTransport):
             self.f["go"].value = self._go
             self._strapped = True
 
-    def _clocks(self, ps, what):
-        """``ps`` in system clocks, rounded up (never shorter than asked)."""
-        if self._sys_ps is None:
-            raise RuntimeError("set_sys_period() before the first transaction")
-        return max(0, -(-ps // self._sys_ps))
-
     def set_sys_period(self, sys_ps):
         """The SoC clock period: the master counts its timings in it.  The
         SCLK period must be an even number of system clocks."""
@@ -78,9 +72,9 @@ class CocotbFastTransport(CocotbTransport):
             raise ValueError(f"fast host path: SCLK period {self.period_ps} ps is not an even number of "
                              f"system clocks ({sys_ps} ps); use the pin-level transport for this period")
         self.f["half"].value = half
-        self.f["tcse"].value = self._clocks(self.tcse_ps, "Tcse")
-        self.f["tcsd"].value = self._clocks(self.tcsd_ps, "Tcsd")
-        self.f["tcsi"].value = self._clocks(self.tcsi_ps, "Tcsi")
+        # The CS_N times in system clocks, rounded up (never shorter).
+        for name in ("tcse", "tcsd", "tcsi"):
+            self.f[name].value = max(0, -(-getattr(self, name + "_ps") // sys_ps))
 
     def _phases(self, frame):
         """The frame's clocks as (host drives, dummy, sampled) counts."""

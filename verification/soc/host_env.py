@@ -26,13 +26,19 @@ def soc_config():
     return SoCConfig(**json.loads(os.environ["TSOC_CONFIG_JSON"]))
 
 
+def sys_period_ps(cfg, ns=None):
+    """The SoC clock's period in ps (an even number, as cocotb's clock and
+    cores/sim_clock.v need): the configuration's, or ``ns``."""
+    return 2 * round(500 * (1e9 / cfg.sys_clk_freq if ns is None else float(ns)))
+
+
 def start_clock(dut, period_ps, cfg):
     """Starts the SoC's clock: the generator inside the model (cores/sim_clock.v:
     no simulator step from cocotb per edge) at the configuration's frequency,
     or cocotb's C++ clock on the ``sys_clk`` pin for another period (tsoc
     bench host sweeps it).  Wait for edges of ``dut.sim_clock_clk``, the
     clock the SoC runs on either way."""
-    if period_ps == 2 * round(500 * 1e9 / cfg.sys_clk_freq):
+    if period_ps == sys_period_ps(cfg):
         dut.sim_clock_en.value = 1
     else:
         dut.sim_clock_en.value = 0
@@ -135,7 +141,7 @@ async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20
     cfg = soc_config()
     # TSOC_SIM_SYS_PERIOD_NS runs the SoC clock at another rate than the
     # configuration's (tsoc bench host: the SoC:SCLK ratio the port needs).
-    period_ps = 2 * round(500 * float(os.environ.get("TSOC_SIM_SYS_PERIOD_NS", 1e9 / cfg.sys_clk_freq)))
+    period_ps = sys_period_ps(cfg, os.environ.get("TSOC_SIM_SYS_PERIOD_NS"))
     start_clock(dut, period_ps, cfg)
     transport = host_transport(dut, period_ps, qpi=qpi, msb_first=msb_first, path=path, period_ns=period_ns)
     sensor = Sensor(dut)

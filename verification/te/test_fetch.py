@@ -24,7 +24,8 @@ from sw.model.frontend import load_model
 from verification.golden import cnn
 from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
 from verification.te.test_engine import _config, DDR_BYTES
-from verification.te.test_layers import _run_until_callback, place, until_callback
+from verification.te.test_layers import (_run_until_callback, operand_values, operands_ddr, place,
+                                         until_callback)
 
 TARGET_QUEUE, TARGET_IMEM = 0, 1
 
@@ -68,10 +69,7 @@ async def fetched_layer_programs(dut):
     # from word 0 (the SoC loads resident kernels with the model instead).
     progs = accel.plan(model, config, lambda t: offsets[t], tanh_table_addr=table, data=data, resident=False)
     blob = data.bytes()
-    vals = dict(golden.fixed)
-    for t in model.tensors:
-        if t.raw is not None and t not in vals:
-            vals[t] = t.raw
+    vals = operand_values(model, golden)
     # The programs (kernel code, then the instruction words) after the arranged constants.
     compute = [op for op in model.ops if op.kind != "stream"]
     pos = -(-(data.base + len(blob)) // 64) * 64
@@ -89,17 +87,7 @@ async def fetched_layer_programs(dut):
     dut.imem_we.value = 0
     dut.fetch_start.value = 0
     await bench.start()
-    ddr = np.zeros(DDR_BYTES, dtype=np.uint8)
-
-    def put(offset, values):
-        b = np.asarray(values, dtype="<i2").view(np.uint8)
-        ddr[offset:offset + b.size] = b
-
-    for t in model.tensors:
-        if t in vals:
-            put(offsets[t], L.to_memory(vals[t], t.layout))
-    put(table, cnn.tanh_table(model.frac_bits))
-    ddr[data.base:data.base + len(blob)] = np.frombuffer(blob, dtype=np.uint8)
+    ddr = operands_ddr(model, vals, offsets, table, data)
     for code_addr, code, te_addr, words in placed.values():
         ddr[code_addr:code_addr + 4 * len(code)] = np.asarray(code, dtype="<u4").view(np.uint8)
         ddr[te_addr:te_addr + 4 * len(words)] = np.asarray(words, dtype="<u4").view(np.uint8)

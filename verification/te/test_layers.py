@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
 
 from sw import te_trace
@@ -41,6 +41,34 @@ def place(model):
         offsets[t] = pos
         pos += -(-t.nbytes // 64) * 64
     return offsets, pos, accel.DataBlob(pos + 2 * isa.SPU_LOOKUP_SIZE)
+
+
+def operand_values(model, golden):
+    """Every tensor's value the programs read or must produce: the golden
+    model's fixed-point values, and the raw constants it does not compute."""
+    vals = dict(golden.fixed)
+    for t in model.tensors:
+        if t.raw is not None and t not in vals:
+            vals[t] = t.raw
+    return vals
+
+
+def operands_ddr(model, vals, offsets, table, data):
+    """The bench DDR image (DDR_BYTES) of :func:`place`: every tensor with a
+    value at its offset, the tanh table, the programs' arranged constants."""
+    ddr = np.zeros(DDR_BYTES, dtype=np.uint8)
+
+    def put(offset, values):
+        b = np.asarray(values, dtype="<i2").view(np.uint8)
+        ddr[offset:offset + b.size] = b
+
+    for t in model.tensors:
+        if t in vals:
+            put(offsets[t], L.to_memory(vals[t], t.layout))
+    put(table, cnn.tanh_table(model.frac_bits))
+    blob = data.bytes()
+    ddr[data.base:data.base + len(blob)] = np.frombuffer(blob, dtype=np.uint8)
+    return ddr
 
 
 async def until_callback(bench, send, tag, timeout=5_000_000, at_callback=None):
@@ -82,26 +110,12 @@ async def layer_programs(dut):
     blob = data.bytes()
     assert data.base + len(blob) <= DDR_BYTES, \
         f"the model needs {data.base + len(blob)} bytes of DDR, the bench has {DDR_BYTES}"
-    vals = dict(golden.fixed)
-    for t in model.tensors:
-        if t.raw is not None and t not in vals:
-            vals[t] = t.raw
+    vals = operand_values(model, golden)
 
     bench = TEBench(dut, config, DDR_BYTES)
     dut.imem_we.value = 0
     await bench.start()
-    ddr = np.zeros(DDR_BYTES, dtype=np.uint8)
-
-    def put(offset, values):
-        b = np.asarray(values, dtype="<i2").view(np.uint8)
-        ddr[offset:offset + b.size] = b
-
-    for t in model.tensors:
-        if t in vals:
-            put(offsets[t], L.to_memory(vals[t], t.layout))
-    put(table, cnn.tanh_table(model.frac_bits))
-    ddr[data.base:data.base + len(blob)] = np.frombuffer(blob, dtype=np.uint8)
-    bench.write_words("te_ddr", _bytes_to_words(ddr))
+    bench.write_words("te_ddr", _bytes_to_words(operands_ddr(model, vals, offsets, table, data)))
 
     results = []
     compute = [op for op in model.ops if op.kind != "stream"]

@@ -20,7 +20,8 @@ import cocotb
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_env, uvm_test
 
-from verification.soc.host_env import SKIP_MEMTEST, Console, Sensor, host_transport, soc_config, start_clock
+from verification.soc.host_env import (SKIP_MEMTEST, Console, Sensor, host_transport, soc_config, start_clock,
+                                       sys_period_ps)
 from verification.uvm.coverage import Coverage
 from verification.uvm.firmware_model import FIRMWARE_RUNS_LAYERS, expectation
 from verification.uvm.host_agent import HostAgent, HostBfm, pulse_reset
@@ -42,7 +43,7 @@ class SocEnv(uvm_env):
         s = settings()
         dut = cocotb.top
         cfg = soc_config()
-        self.sys_period_ps = 2 * round(500 * 1e9 / cfg.sys_clk_freq)
+        self.sys_period_ps = sys_period_ps(cfg)
         start_clock(dut, self.sys_period_ps, cfg)
         transport = host_transport(dut, self.sys_period_ps, qpi=s["qpi"], msb_first=bool(cfg.host_msb_first))
         dut.serial_sink_valid.value = 0
