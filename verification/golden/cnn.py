@@ -74,10 +74,16 @@ def out_size(n, k, stride, before, after):
 
 
 def _windows(xp, kh, kw, stride, ho, wo):
-    """(Ho, Wo, KH, KW, C) windows of a padded (H, W, C) array."""
-    v = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(0, 1))   # (H', W', C, KH, KW)
-    v = v[::stride[0], ::stride[1]][:ho, :wo]
-    return v.transpose(0, 1, 3, 4, 2)
+    """(..., Ho, Wo, KH, KW, C) windows of a padded (..., H, W, C) array (any
+    leading batch axes)."""
+    v = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(-3, -2))   # (..., H', W', C, KH, KW)
+    v = v[..., ::stride[0], ::stride[1], :, :, :][..., :ho, :wo, :, :, :]
+    return np.moveaxis(v, -3, -1)
+
+
+def _pad_hw(x, t, b, l, r, value=0):
+    """Pad the H and W axes of (..., H, W, C)."""
+    return np.pad(x, [(0, 0)] * (x.ndim - 3) + [(t, b), (l, r), (0, 0)], constant_values=value)
 
 
 def _finish(acc, frac, bias, scale, offset, act):
@@ -86,34 +92,35 @@ def _finish(acc, frac, bias, scale, offset, act):
 
 
 def conv_fx(x, w, frac, bias=None, scale=None, offset=None, act="identity", stride=(1, 1), pad=(0, 0)):
-    """x (H, W, Cin), w (KH, KW, Cin, Cout) int16 -> (Ho, Wo, Cout).  ``bias``
-    broadcasts against the output: (Cout,) replicated or (Ho, Wo, Cout);
-    ``scale``/``offset`` (Cout,).  ``pad``: (h, w) or (top, bottom, left, right), zeros."""
+    """x (H, W, Cin) -- or (N, H, W, Cin), a batch -- and w (KH, KW, Cin, Cout)
+    int16 -> (Ho, Wo, Cout) (or (N, Ho, Wo, Cout)).  ``bias`` broadcasts
+    against the output: (Cout,) replicated or (Ho, Wo, Cout); ``scale``/``offset``
+    (Cout,).  ``pad``: (h, w) or (top, bottom, left, right), zeros."""
     x = np.asarray(x, dtype=np.int64)
     kh, kw, _, _ = w.shape
     t, b, l, r = _pad4(pad)
-    ho = out_size(x.shape[0], kh, stride[0], t, b)
-    wo = out_size(x.shape[1], kw, stride[1], l, r)
-    xp = np.pad(x, ((t, b), (l, r), (0, 0)))
-    win = _windows(xp, kh, kw, stride, ho, wo)
-    acc = fx.wrap(np.tensordot(win, np.asarray(w, dtype=np.int64), axes=([2, 3, 4], [0, 1, 2])))
+    ho = out_size(x.shape[-3], kh, stride[0], t, b)
+    wo = out_size(x.shape[-2], kw, stride[1], l, r)
+    win = _windows(_pad_hw(x, t, b, l, r), kh, kw, stride, ho, wo)
+    acc = fx.wrap(np.tensordot(win, np.asarray(w, dtype=np.int64), axes=([-3, -2, -1], [0, 1, 2])))
     return _finish(acc, frac, bias, scale, offset, act)
 
 
 def linear_fx(x, w, frac, bias=None, scale=None, offset=None, act="identity"):
-    """x (n_in, n_b), w (n_out, n_in) -> (n_out, n_b); bias (n_out, 1) or
-    (n_out, n_b); scale/offset (n_out, 1)."""
+    """x (n_in, n_b) -- or (N, n_in, n_b) --, w (n_out, n_in) -> (n_out, n_b)
+    (or (N, n_out, n_b)); bias (n_out, 1) or (n_out, n_b); scale/offset (n_out, 1)."""
     acc = fx.wrap(np.asarray(w, dtype=np.int64) @ np.asarray(x, dtype=np.int64))
     return _finish(acc, frac, bias, scale, offset, act)
 
 
 def maxpool_fx(x, kernel, stride=(1, 1), pad=(0, 0)):
+    """x (H, W, C) or (N, H, W, C)."""
     x = np.asarray(x, dtype=np.int64)
     t, b, l, r = _pad4(pad)
-    ho = out_size(x.shape[0], kernel[0], stride[0], t, b)
-    wo = out_size(x.shape[1], kernel[1], stride[1], l, r)
-    xp = np.pad(x, ((t, b), (l, r), (0, 0)), constant_values=fx.data_min())
-    return _windows(xp, kernel[0], kernel[1], stride, ho, wo).max(axis=(2, 3))
+    ho = out_size(x.shape[-3], kernel[0], stride[0], t, b)
+    wo = out_size(x.shape[-2], kernel[1], stride[1], l, r)
+    xp = _pad_hw(x, t, b, l, r, fx.data_min())
+    return _windows(xp, kernel[0], kernel[1], stride, ho, wo).max(axis=(-3, -2))
 
 
 # -- float ops (same network, real arithmetic) -----------------------------------
@@ -131,10 +138,10 @@ def _finish_float(y, bias, scale, offset, act):
 def conv_float(x, w, bias=None, scale=None, offset=None, act="identity", stride=(1, 1), pad=(0, 0)):
     kh, kw, _, _ = w.shape
     t, b, l, r = _pad4(pad)
-    ho = out_size(x.shape[0], kh, stride[0], t, b)
-    wo = out_size(x.shape[1], kw, stride[1], l, r)
-    xp = np.pad(np.asarray(x, dtype=np.float64), ((t, b), (l, r), (0, 0)))
-    y = np.tensordot(_windows(xp, kh, kw, stride, ho, wo), w, axes=([2, 3, 4], [0, 1, 2]))
+    x = np.asarray(x, dtype=np.float64)
+    ho = out_size(x.shape[-3], kh, stride[0], t, b)
+    wo = out_size(x.shape[-2], kw, stride[1], l, r)
+    y = np.tensordot(_windows(_pad_hw(x, t, b, l, r), kh, kw, stride, ho, wo), w, axes=([-3, -2, -1], [0, 1, 2]))
     return _finish_float(y, bias, scale, offset, act)
 
 
@@ -144,10 +151,11 @@ def linear_float(x, w, bias=None, scale=None, offset=None, act="identity"):
 
 def maxpool_float(x, kernel, stride=(1, 1), pad=(0, 0)):
     t, b, l, r = _pad4(pad)
-    ho = out_size(x.shape[0], kernel[0], stride[0], t, b)
-    wo = out_size(x.shape[1], kernel[1], stride[1], l, r)
-    xp = np.pad(np.asarray(x, dtype=np.float64), ((t, b), (l, r), (0, 0)), constant_values=-np.inf)
-    return _windows(xp, kernel[0], kernel[1], stride, ho, wo).max(axis=(2, 3))
+    x = np.asarray(x, dtype=np.float64)
+    ho = out_size(x.shape[-3], kernel[0], stride[0], t, b)
+    wo = out_size(x.shape[-2], kernel[1], stride[1], l, r)
+    xp = _pad_hw(x, t, b, l, r, -np.inf)
+    return _windows(xp, kernel[0], kernel[1], stride, ho, wo).max(axis=(-3, -2))
 
 
 # -- a whole model -------------------------------------------------------------------
@@ -178,21 +186,22 @@ def _operands(op, vals, kind):
 
 
 def _lin_input(t, arr):
-    return to_memory(arr, "col_first").reshape(-1, 1) if len(t.dims) == 3 else arr
+    """The linear input: a col_first (h, w, c) tensor flattened to (h*w*c, 1),
+    which is its memory order (C order); leading batch axes kept."""
+    return arr.reshape(arr.shape[:arr.ndim - 3] + (-1, 1)) if len(t.dims) == 3 else arr
 
 
-def run(model):
-    """Execute a checked model (``sw.model.frontend.Model``) in fixed point and
-    in float.  Constants and inputs come from their data sources (the float
-    model uses the real values before quantisation)."""
-    g = GoldenRun(model.frac_bits)
+def _execute(model, g, inputs=None):
+    """Every op of ``model`` in fixed point and in float into ``g``.  Inputs
+    come from their data sources, or from ``inputs`` ({Tensor: (fixed, real)},
+    arrays with a leading batch axis)."""
     f = model.frac_bits
     for op in model.exec_ops:
         if op.kind == "stream":
             if op.c2h is not None:
                 g.outputs.append((op, g.fixed[op.c2h], g.real[op.c2h]))
             if op.h2c is not None:
-                g.fixed[op.h2c], g.real[op.h2c] = op.h2c.raw, op.h2c.real
+                g.fixed[op.h2c], g.real[op.h2c] = (inputs or {}).get(op.h2c, (op.h2c.raw, op.h2c.real))
             continue
         for vals, fixed in ((g.fixed, True), (g.real, False)):
             if op.kind == "conv":
@@ -209,3 +218,19 @@ def run(model):
                 y = (maxpool_fx if fixed else maxpool_float)(vals[op.a], op.kernel, op.stride, op.pad)
             vals[op.res] = y
     return g
+
+
+def run(model):
+    """Execute a checked model (``sw.model.frontend.Model``) in fixed point and
+    in float.  Constants and inputs come from their data sources (the float
+    model uses the real values before quantisation)."""
+    return _execute(model, GoldenRun(model.frac_bits))
+
+
+def run_batch(model, inputs):
+    """The model over a batch at once (numpy, vectorised across images):
+    ``inputs`` {input Tensor: (fixed int array, real float array)}, each
+    (N, *dims); other inputs come from their data sources.  Every activation
+    in the returned GoldenRun has the leading axis N (constants do not);
+    bit for bit what :func:`run` gives for each image."""
+    return _execute(model, GoldenRun(model.frac_bits), inputs)
