@@ -168,6 +168,55 @@ def cmd_golden(args):
     return 0
 
 
+def cmd_import(args):
+    from sw.model import onnx_import as OI
+    from sw.model.compiler import compile_report, placement_lines
+    from sw.model.yamlsrc import ModelError
+    cal = None
+    if args.calibrate:
+        from sw.model.dataset import DatasetError, load_array
+        try:
+            cal = load_array(args.calibrate, "--calibrate")
+        except DatasetError as e:
+            raise _user_error(str(e)) from None
+    try:
+        r = OI.import_onnx(args.file, args.output, _config(args), calibrate=cal, frac_bits=args.frac_bits)
+    except OI.OnnxImportError as e:
+        raise _user_error(str(e)) from None
+    m = r.model
+    io = m.io
+    print(f"{args.output}: {m.n_layers} layer(s) from {args.file}; constants in {Path(args.output).stem}_data/")
+    print(f"  input '{io.tensor.name}' {list(io.tensor.dims)} (samples {list(io.sample_shape)}, {io.sample_layout}"
+          + (f", {io.input.h2c_padding} padded lane(s) not sent" if io.input.h2c_padding else "") + ")")
+    t = io.output.c2h
+    print(f"  output '{t.name}' {list(t.dims)}: {io.output_count} real value(s)"
+          + (f", the host reads {t.host_elements(io.output.c2h_padding)} and drops the padding"
+             if t.host_elements(io.output.c2h_padding) > io.output_count else ""))
+    print(f"  float model vs onnx.reference on {r.checked_samples} sample(s): max |difference| "
+          f"{r.reference_error:.2e} (outputs up to {r.reference_scale:.3g})")
+    if r.calibrated:
+        print(f"  calibration: {len(r.candidates)} formats over the --calibrate samples; chosen: the smallest "
+              "output error (rms, float vs fixed) among those whose values all stay below half the int16 range:")
+        for c in r.candidates:
+            mark = "  <- chosen" if c["frac_bits"] == r.frac_bits else ""
+            print(f"    Q{16 - c['frac_bits']:>2}.{c['frac_bits']:<2}  max {c['max_abs']:10.4f}  rms {c['rms']:9.5f}  "
+                  f"agreement {100 * c['agreement']:6.2f}%  saturated {c['saturated']:>6}  largest |raw| "
+                  f"{c['peak']:>6}{'' if c['headroom'] else ' (no headroom)'}{mark}")
+    else:
+        print(f"  frac_bits {r.frac_bits} (no --calibrate: error below on random samples)")
+    print(f"  per layer, float vs fixed Q{16 - r.frac_bits}.{r.frac_bits}"
+          f"{' on the calibration samples' if r.calibrated else ''}:")
+    for lay in r.layers:
+        print(f"    layer {lay['layer']} {lay['op']:<13} {lay['res']:<12} max |error| {lay['max_abs_error']:.4f}, "
+              f"rms {lay['rms_error']:.5f}" + (f", {lay['saturated']} saturated" if lay["saturated"] else ""))
+    try:
+        _, report = compile_report(m, require_accel=args.require_accel)
+    except ModelError as e:
+        raise _user_error(str(e)) from None
+    print("\n".join(placement_lines(m, report)))
+    return 0
+
+
 def cmd_decode(args):
     from sw import model_image as mi
     try:
@@ -225,6 +274,25 @@ def register(groups):
     g.add_argument("--labels", metavar="Y.npy", help="with --input: N integer labels; prints float and fixed accuracy")
     g.add_argument("--json", metavar="OUT.json", help="with --input: the report, predictions and outputs as JSON")
     g.set_defaults(func=cmd_golden)
+    i = sub.add_parser("import", help="a trained ONNX network to a YAML model (+ .npy constants)",
+                       description="Reads an ONNX graph (a chain of Conv, Gemm, MatMul (+Add), BatchNormalization, "
+                                   "Relu, Tanh, MaxPool, Flatten/Reshape), converts NCHW to the project's layout, pads "
+                                   "channels, features and outputs to the vector width (the model's 'io' records "
+                                   "the real output count), writes the constants as .npy files in OUT_data/ and "
+                                   "checks the float model against onnx.reference. --calibrate chooses frac_bits: "
+                                   "the format with the smallest output error over the samples, with a per-layer "
+                                   "float-vs-fixed report (docs/models.md, 'Importing ONNX').")
+    i.add_argument("file", metavar="MODEL.onnx")
+    i.add_argument("-o", "--output", required=True, metavar="MODEL.yaml")
+    i.add_argument("--calibrate", metavar="X.npy",
+                   help="samples [N, C, H, W] or [N, features] (as the network takes them) that choose the "
+                        "fixed-point format; the first one becomes the YAML's input")
+    i.add_argument("--frac-bits", type=int, choices=range(0, 16), metavar="F",
+                   help="without --calibrate: fractional bits (default 8)")
+    i.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a soc/config.py field (vw: the width channels are padded to)")
+    require_accel(i)
+    i.set_defaults(func=cmd_import)
     d = sub.add_parser("decode", help="print the header, tables and ops of a model image")
     d.add_argument("image", metavar="model.bin")
     d.set_defaults(func=cmd_decode)

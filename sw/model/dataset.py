@@ -234,6 +234,7 @@ def golden(model, x, y=None, chunk=CHUNK, layers=True):
     sq = {op.layer: 0.0 for op in compute}
     mx = {op.layer: 0.0 for op in compute}
     sat = {op.layer: 0 for op in compute}
+    peak = {op.layer: 0 for op in compute}
     fixed, real, raw = [], [], []
     t0 = time.perf_counter()
     for s in range(0, n, chunk):
@@ -248,6 +249,7 @@ def golden(model, x, y=None, chunk=CHUNK, layers=True):
                 mx[op.layer] = max(mx[op.layer], float(np.max(np.abs(e))) if e.size else 0.0)
                 sq[op.layer] += float(np.sum(e ** 2))
                 sat[op.layer] += int(np.sum(np.abs(g.fixed[op.res]) >= 32767))
+                peak[op.layer] = max(peak[op.layer], int(np.max(np.abs(g.fixed[op.res]))))
     seconds = time.perf_counter() - t0
     fixed = np.concatenate(fixed) if fixed else np.zeros((0, io.output_count))
     real = np.concatenate(real) if real else np.zeros((0, io.output_count))
@@ -268,7 +270,7 @@ def golden(model, x, y=None, chunk=CHUNK, layers=True):
         out["layers"] = [{"layer": op.layer, "op": op.type_name, "res": op.res.name, "dims": list(op.res.dims),
                           "max_abs_error": mx[op.layer],
                           "rms_error": (sq[op.layer] / (n * op.res.elements)) ** 0.5 if n else 0.0,
-                          "saturated": sat[op.layer]} for op in compute]
+                          "saturated": sat[op.layer], "peak": peak[op.layer]} for op in compute]
     return out
 
 
