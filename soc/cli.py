@@ -101,6 +101,27 @@ def _sim_firmware_only(build, args):
     return build.run(max_cycles=args.max_cycles, trace=args.trace, run_dir=run_dir)
 
 
+def _dataset_env(args, model):
+    """--input/--labels/--count checked against the model before building."""
+    from pathlib import Path
+    from sw.cli import UserError
+    from sw.model import dataset as D
+    try:
+        x = D.load_array(args.input, "--input")
+        n = len(D.samples(model, x[:1] if x.ndim > len(model.io.sample_shape) else x))
+        n = len(x) if x.ndim > len(model.io.sample_shape) else n
+        if args.labels:
+            D.labels(D.load_array(args.labels, "--labels", "biu"), n)
+    except D.DatasetError as e:
+        raise UserError(str(e)) from None
+    if args.count is not None and not 1 <= args.count <= n:
+        raise UserError(f"--count {args.count}: the data set has {n} image(s)")
+    env = {"TSOC_SIM_INPUT": str(Path(args.input).resolve()), "TSOC_SIM_COUNT": str(args.count or 0)}
+    if args.labels:
+        env["TSOC_SIM_LABELS"] = str(Path(args.labels).resolve())
+    return env
+
+
 def _sim_through_host_port(build, args):
     """cocotb: the host library drives the SPI/QPI pins (verification/soc/sim_main.py)."""
     import xml.etree.ElementTree as ET
@@ -130,8 +151,13 @@ def _sim_through_host_port(build, args):
         model_env = {"TSOC_SIM_MODEL": str(model.resolve()),
                      "TSOC_SIM_REQUIRE_ACCEL": "1" if args.require_accel else "0",
                      "TSOC_SIM_SOFTWARE": "0" if args.no_software else "1"}
-    elif args.require_accel or args.no_software:
-        raise UserError(f"{'--require-accel' if args.require_accel else '--no-software'} needs --model FILE.yaml")
+        if args.input:
+            model_env.update(_dataset_env(args, load_model(model, build.config)))
+    elif args.require_accel or args.no_software or args.input:
+        flag = "--require-accel" if args.require_accel else "--no-baseline" if args.no_software else "--input"
+        raise UserError(f"{flag} needs --model FILE.yaml")
+    if (args.labels or args.count) and not args.input:
+        raise UserError("--labels and --count go with --input X.npy")
     t0 = time.monotonic()
     waves = bool(args.trace)
     print(f"[sim] building the SoC and its simulator{' (with waveforms)' if waves else ''}...", flush=True)
@@ -206,10 +232,18 @@ def register(groups):
                    help="fail when any TENS_CONV/TENS_LIN/TENS_MAXPOOL of --model runs in software: at compile "
                         "time (the compiler's rule, before building) or on the device (the firmware's per-layer "
                         "console lines)")
-    s.add_argument("--no-software", action="store_true",
+    s.add_argument("--input", metavar="X.npy",
+                   help="--model: a data set (N samples in the model's 'io' layout, e.g. [N, C, H, W] for an imported "
+                        "CNN): the model is loaded once (one WModel), then each image runs (WTensor, Inference, "
+                        "RTensor, RTimings) and is compared with the golden model; the summary and the JSON give "
+                        "outputs, predictions (argmax), accuracy and per-image cycles. No software-path baseline")
+    s.add_argument("--labels", metavar="Y.npy", help="--input: N integer labels: float, golden and SoC accuracy")
+    s.add_argument("--count", type=int, metavar="N", help="--input: the first N samples only")
+    s.add_argument("--no-baseline", "--no-software", dest="no_software", action="store_true",
                    help="--model: run the accelerated image only, not the second inference on the MCORE software "
                         "path (the speedup baseline and second bit-exact check: most of a run's cycles); the "
-                        "table then has no software cycles or speedup")
+                        "table then has no software cycles or speedup. make sim keeps the baseline (and the boot "
+                        "memory test) because its report shows the speedup. --no-software is the old name")
     s.add_argument("--te-trace", action="store_true",
                    help="the firmware wraps each accelerated layer in LOG_ON/LOG_OFF and prints the TensorEngine's "
                         "activity report (docs/tensor_engine.md, trace) on the console")
@@ -219,8 +253,8 @@ def register(groups):
                         "SCLK edge (the protocol tests' host; 20-50x slower). Same waveform, same device, "
                         "same results (docs/host_port.md, 'Host paths')")
     s.add_argument("--skip-memtest", action="store_true",
-                   help="the firmware skips its boot-time main RAM test (about 2.4M cycles at 16 MiB); "
-                        "make sim keeps it")
+                   help="the firmware skips its boot-time main RAM test (about 2.4M cycles at 16 MiB, a boot "
+                        "flag); make sim keeps it")
     s.add_argument("--no-host", action="store_true",
                    help="run the firmware alone in the fast C++ harness (exits after the boot checks)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,

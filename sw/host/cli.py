@@ -3,6 +3,7 @@
     tsoc host --spidev /dev/spidev0.0 [--qpi] [--msb-first] [--speed HZ] status
     tsoc host --spidev /dev/spidev0.0 write-model model.bin
     tsoc host --spidev /dev/spidev0.0 read-tensor 16 > out.bin
+    tsoc host --spidev /dev/spidev0.0 infer-many --model m.yaml --input x.npy --labels y.npy
 """
 
 import sys
@@ -40,9 +41,48 @@ ACTIONS = {
     "write-tensor": lambda dev, a, out: dev.write_tensor(_read_file(a.file), timeout=a.timeout),
     "infer": lambda dev, a, out: dev.infer(timeout=a.timeout),
     "read-tensor": lambda dev, a, out: _write_tensor_out(dev.read_tensor(a.nbytes), a, out),
+    "infer-many": lambda dev, a, out: _infer_many(dev, a, out),
     "timings": lambda dev, a, out: out.write("".join(f"layer {i:3} {t:10} us\n"
                                                      for i, t in enumerate(dev.timings(a.nlayers)))),
 }
+
+
+def _infer_many(dev, args, out):
+    """Load once, infer many: the YAML model compiled to its image (one
+    WModel), then every sample of --input (Device.infer_many); prints each
+    prediction (argmax of the model's real outputs) and the accuracy."""
+    import json
+    import numpy as np
+    from sw.cli import UserError
+    from sw.model import dataset as D
+    from sw.model.compiler import compile_model
+    from sw.model.frontend import load_model
+    from sw.model.yamlsrc import ModelError
+    from verification.golden.cnn import quantize
+    try:
+        model = load_model(args.model)
+        x = D.load_array(args.input, "--input")
+        xs = D.samples(model, x)[:args.count or None]
+        y = D.labels(D.load_array(args.labels, "--labels", "biu"), len(D.samples(model, x)))[:len(xs)] \
+            if args.labels else None
+    except (ModelError, D.DatasetError) as e:
+        raise UserError(str(e)) from None
+    inputs = [D.host_input(model, quantize(s, model.frac_bits)) for s in xs]
+    results = dev.infer_many(compile_model(model), inputs, model.output_bytes, model.n_layers, timeout=args.timeout,
+                             model_timeout=args.timeout)
+    rows = []
+    for i, (data, us) in enumerate(results):
+        values = D.host_values(model, data)
+        rows.append({"image": i, "prediction": int(np.argmax(values)), "outputs": values.tolist(), "layer_us": us,
+                     **({"label": int(y[i])} if y is not None else {})})
+        out.write(f"image {i:5}: prediction {rows[-1]['prediction']}" + (f", label {y[i]}" if y is not None else "")
+                  + f", {sum(us)} us\n")
+    summary = {"images": len(rows), "model_loads": 1}
+    if y is not None and rows:
+        summary["accuracy"] = float(np.mean([r["prediction"] == r["label"] for r in rows]))
+        out.write(f"accuracy {100 * summary['accuracy']:.2f}% on {len(rows)} image(s) (one WModel)\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps({**summary, "images_detail": rows}, indent=1) + "\n")
 
 
 def _write_tensor_out(data, args, out):
@@ -93,6 +133,13 @@ def register(groups):
     sp = sub.add_parser("read-tensor", help="read N bytes of the output tensor (hex dump, or -o FILE)")
     sp.add_argument("nbytes", type=int, metavar="N")
     sp.add_argument("-o", "--output", metavar="FILE", help="write the bytes to FILE")
+    sp = sub.add_parser("infer-many", help="load a YAML model once (WModel), then run every sample of a data set "
+                                           "(WTensor, Inference, RTensor, RTimings): predictions and accuracy")
+    sp.add_argument("--model", required=True, metavar="MODEL.yaml", help="the model (compiled here to its image)")
+    sp.add_argument("--input", required=True, metavar="X.npy", help="N samples in the model's 'io' layout")
+    sp.add_argument("--labels", metavar="Y.npy", help="N integer labels: prints the accuracy")
+    sp.add_argument("--count", type=int, metavar="N", help="the first N samples only")
+    sp.add_argument("--json", metavar="OUT.json", help="predictions, outputs and per-layer times as JSON")
     sp = sub.add_parser("timings", help="per-layer times of the last inference")
     sp.add_argument("nlayers", type=int, metavar="N")
     p.set_defaults(func=run)

@@ -174,6 +174,33 @@ class Device:
         await self.transport.transaction(Cmd.ACQUIRE)
         await self.wait_clear(Status.WAIT_ACQUIRE, Cmd.ACQUIRE, timeout)
 
+    # -- load once, infer many ---------------------------------------------------
+    async def run(self, data: bytes, output_bytes: int, nlayers: int = 0, timeout: float | None = None):
+        """One inference on the loaded model: WTensor ``data``, Inference,
+        RTensor of ``output_bytes``, RTimings of ``nlayers`` layers (none when
+        0).  Returns (output bytes, per-layer microseconds)."""
+        await self.write_tensor(data)
+        await self.infer(timeout=timeout)
+        out = await self.read_tensor(output_bytes)
+        return out, (await self.timings(nlayers) if nlayers else [])
+
+    async def infer_many(self, model_image: bytes, inputs, output_bytes: int, nlayers: int = 0,
+                         timeout: float | None = None, model_timeout: float | None = None, each=None):
+        """Load once, infer many: WModel ``model_image`` once, then :meth:`run`
+        for every input (bytes) in ``inputs``.  Returns [(output bytes,
+        per-layer us)], one per input.  ``each(i, output, us)``, if given, is
+        called (and awaited when it returns an awaitable) after each inference."""
+        await self.write_model(model_image, timeout=model_timeout)
+        results = []
+        for i, data in enumerate(inputs):
+            out, us = await self.run(data, output_bytes, nlayers, timeout)
+            results.append((out, us))
+            if each is not None:
+                r = each(i, out, us)
+                if inspect.isawaitable(r):
+                    await r
+        return results
+
     async def wait_clear(self, bit: Status, cmd: Cmd, timeout: float | None = None, detail=""):
         """Poll RERROR until ``bit`` clears; raise DeviceError (after clearing
         the error with RStatus) when the error bit shows, DeviceTimeout after

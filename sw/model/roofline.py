@@ -47,6 +47,32 @@ def useful_macs(op):
     return 0
 
 
+def nonzero_macs(op):
+    """The MACs of a compute op whose factors are not known zeros: a
+    constant weight that is not 0 (in the model's fixed-point format), on an
+    input lane that is not stream padding.  Padding added to reach the vector
+    width (zero weights of padded channels and outputs, the lanes a
+    stream-padded input does not send: `tsoc model import`, a 1-channel
+    image) is left out: what is left is the network's own work.  None when
+    the weights are not constants (0 for maxpool)."""
+    import numpy as np
+    if op.kind == "maxpool":
+        return 0
+    if op.a.raw is None:
+        return None
+    nz = np.asarray(op.a.raw) != 0
+    b, pad = op.b, (op.b.stream_padding if op.b.kind == "input" else 0)
+    if op.kind == "conv":
+        if pad:
+            nz[:, :, b.dims[2] - pad:, :] = False
+        return int(nz.sum()) * op.res.dims[0] * op.res.dims[1]
+    if pad:
+        c = b.dims[b.aligned]
+        lane = np.arange(nz.shape[1]) % c
+        nz[:, lane >= c - pad] = False
+    return int(nz.sum()) * op.res.dims[1]
+
+
 def operands(op):
     """The tensors a compute op reads (each once), then its result."""
     reads = [op.a] if op.kind == "maxpool" else [op.a, op.b]
@@ -77,6 +103,7 @@ class Roofline:
     peak: int                       # MACs per clock, NP x VW
     bus_bytes: int                  # main-RAM bytes per clock
     cycles: int | None = None       # measured
+    nonzero_macs: int | None = None # MACs without the padding to VW (nonzero_macs()); None: not known
 
     @property
     def mac_cycles(self):
@@ -105,6 +132,11 @@ class Roofline:
         return self.macs / self.cycles / self.peak if self.cycles else None
 
     @property
+    def nonzero_of_peak(self):
+        """of_peak counting only the nonzero MACs (the network's own work)."""
+        return self.nonzero_macs / self.cycles / self.peak if self.cycles and self.nonzero_macs is not None else None
+
+    @property
     def lane_use(self):
         """Useful share of the lane-MACs executed."""
         return self.macs / self.padded_macs if self.padded_macs else None
@@ -114,7 +146,7 @@ class Roofline:
         """The inverse of as_dict()."""
         return cls(macs=d["macs"], padded_macs=d["padded_macs"], min_ddr_bytes=d["min_ddr_bytes"],
                    ddr_bytes=d["ddr_bytes"], peak=d["peak_macs_per_clock"], bus_bytes=d["bus_bytes_per_clock"],
-                   cycles=d["cycles"])
+                   cycles=d["cycles"], nonzero_macs=d.get("nonzero_macs"))
 
     def as_dict(self):
         return {"macs": self.macs, "padded_macs": self.padded_macs, "lane_use": self.lane_use,
@@ -122,7 +154,8 @@ class Roofline:
                 "peak_macs_per_clock": self.peak, "bus_bytes_per_clock": self.bus_bytes,
                 "mac_bound_cycles": self.mac_cycles, "ddr_bound_cycles": self.ddr_cycles,
                 "bound": self.bound, "bound_cycles": self.bound_cycles, "cycles": self.cycles,
-                "of_bound": self.of_bound, "of_peak": self.of_peak}
+                "of_bound": self.of_bound, "of_peak": self.of_peak,
+                "nonzero_macs": self.nonzero_macs, "nonzero_of_peak": self.nonzero_of_peak}
 
 
 def layer(op, config, cycles=None, program=None):
@@ -133,7 +166,8 @@ def layer(op, config, cycles=None, program=None):
     prog = None if program is None or isinstance(program, str) else program
     return Roofline(macs=useful_macs(op), padded_macs=getattr(prog, "padded_macs", None),
                     min_ddr_bytes=min_ddr_bytes(op), ddr_bytes=getattr(prog, "ddr_bytes", None),
-                    peak=config.np * config.vw, bus_bytes=bus_bytes_per_clock(config), cycles=cycles)
+                    peak=config.np * config.vw, bus_bytes=bus_bytes_per_clock(config), cycles=cycles,
+                    nonzero_macs=nonzero_macs(op))
 
 
 def _n(v, fmt="{}"):
@@ -142,7 +176,8 @@ def _n(v, fmt="{}"):
 
 def header():
     return (f"{'useful MACs':>11} {'padded MACs':>11} {'lanes':>6} {'DDR bytes':>9} {'moved':>8} "
-            f"{'MAC bound':>9} {'DDR bound':>9} {'bound':>5} {'cycles':>9} {'of bound':>8} {'of peak':>7}")
+            f"{'MAC bound':>9} {'DDR bound':>9} {'bound':>5} {'cycles':>9} {'of bound':>8} {'of peak':>7} "
+            f"{'nonzero MACs':>12} {'nz of peak':>10}")
 
 
 def row(r):
@@ -150,7 +185,8 @@ def row(r):
     return (f"{r.macs:>11} {_n(r.padded_macs):>11} {_n(r.lane_use and 100 * r.lane_use, '{:.1f}%'):>6} "
             f"{r.min_ddr_bytes:>9} {_n(r.ddr_bytes):>8} {r.mac_cycles:>9} {r.ddr_cycles:>9} {r.bound:>5} "
             f"{_n(r.cycles):>9} {_n(r.of_bound and 100 * r.of_bound, '{:.1f}%'):>8} "
-            f"{_n(r.of_peak if r.macs else None, '{:.1%}'):>7}")
+            f"{_n(r.of_peak if r.macs else None, '{:.1%}'):>7} {_n(r.nonzero_macs):>12} "
+            f"{_n(r.nonzero_of_peak if r.macs else None, '{:.1%}'):>10}")
 
 
 def legend(config):
@@ -160,4 +196,6 @@ def legend(config):
     return (f"roofline: MAC bound = useful MACs / {config.np * config.vw} (NP {config.np} x VW {config.vw} "
             f"MACs per clock); DDR bound = DDR bytes (operands read once + result written once) / {bb} "
             f"(bytes per clock of the TensorEngine's {8 * bb}-bit main-RAM port); bound = the larger; "
-            "of bound = bound / cycles; lanes = useful / padded MACs; moved = bytes the program moves")
+            "of bound = bound / cycles; lanes = useful / padded MACs; moved = bytes the program moves; "
+            "of peak = useful MACs / cycles / peak; nonzero MACs = useful MACs less the padding to VW (zero weights, "
+            "stream-padded input lanes), nz of peak = nonzero MACs / cycles / peak")

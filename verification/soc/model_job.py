@@ -82,11 +82,14 @@ def _row(op, us, sys_clk_freq, peak, where, program, config):
     rt_cycles = round(us * sys_clk_freq / 1e6)
     cycles = where["cycles"] if where else rt_cycles
     macs = layer_macs(op)
+    nz = roofline.nonzero_macs(op)
     row = {"layer": op.layer, "op": op.type_name, "result": op.res.name, "dims": list(op.res.dims),
            "act": op.act, "us": us, "cycles": cycles, "rtimings_cycles": rt_cycles, "macs": macs,
            "macs_per_clock": macs / cycles if cycles else 0.0,
            "peak_macs_per_clock": peak if macs else 0,
            "of_peak": macs / cycles / peak if cycles and macs else 0.0,
+           "nonzero_macs": nz,
+           "nonzero_of_peak": nz / cycles / peak if cycles and macs and nz is not None else None,
            "engine": where["engine"] if where else None,
            "compiled_engine": "software" if program is None or isinstance(program, str) else "accel"}
     if where and where["reason"]:
@@ -179,11 +182,13 @@ def print_result(result, say, config=None):
     roofline table (sw/model/roofline.py)."""
     soft = "software" in result
     head = (f"[model] {'layer':<6}{'op':<14}{'result':<18}{'ran on':<13}{'MACs':>10}{'time (us)':>11}{'cycles':>11}"
-            f"{'MACs/clk':>10}{'of peak':>9}")
+            f"{'MACs/clk':>10}{'of peak':>9}{'nz MACs':>10}{'nz peak':>9}")
     say(head + (f"{'sw cycles':>11}{'speedup':>9}" if soft else ""))
     for l in result["layers"]:
         line = (f"[model] {l['layer']:<6}{l['op']:<14}{l['result']:<18}{_engine(l):<13}{l['macs']:>10}{l['us']:>11}"
-                f"{l['cycles']:>11}{l['macs_per_clock']:>10.3f}{100 * l['of_peak']:>8.1f}%")
+                f"{l['cycles']:>11}{l['macs_per_clock']:>10.3f}{100 * l['of_peak']:>8.1f}%"
+                f"{'-' if l.get('nonzero_macs') is None else l['nonzero_macs']:>10}"
+                + (f"{100 * l['nonzero_of_peak']:>8.1f}%" if l.get("nonzero_of_peak") is not None else f"{'-':>9}"))
         if soft:
             line += f"{l['software_cycles']:>11}{l['speedup']:>8.1f}x"
         say(line)
@@ -194,8 +199,12 @@ def print_result(result, say, config=None):
     total_macs = sum(l["macs"] for l in result["layers"])
     total_cycles = sum(l["cycles"] for l in result["layers"])
     peak = max((l["peak_macs_per_clock"] for l in result["layers"]), default=0)
+    nz = [l.get("nonzero_macs") for l in result["layers"]]
+    nz_total = sum(nz) if None not in nz else None
     say(f"[model] total {total_macs} MACs in {total_cycles} cycles on the {result['path']} path: "
-        f"{total_macs / total_cycles if total_cycles else 0:.3f} MACs/clock (accelerator peak {peak})")
+        f"{total_macs / total_cycles if total_cycles else 0:.3f} MACs/clock (accelerator peak {peak})"
+        + (f"; without the padding to VW (nz: nonzero weights, stream-padded lanes left out) {nz_total} MACs, "
+           f"{nz_total / total_cycles if total_cycles else 0:.3f} MACs/clock" if nz_total is not None else ""))
     if result.get("layers_on_accelerator") is not None:
         n = len(result["layers"])
         say(f"[model] {result['layers_on_accelerator']} of {n} layer(s) ran on the accelerator (the device's "
@@ -219,3 +228,125 @@ def print_result(result, say, config=None):
     for e in result["float_error"]:
         say(f"[model] quantisation error of {e['tensor']} against the float model: max {e['max_abs']:.4f}, "
             f"rms {e['rms']:.4f}")
+
+
+# -- a data set: one WModel, then every image ------------------------------------
+
+async def run_dataset(dev, model, x, y=None, sys_clk_freq=None, peak_macs_per_clock=None, console=None,
+                      require_accel=False, timeout=2.0, say=None):
+    """Loads ``model`` once (one WModel) and runs every sample of ``x`` with
+    the host library's load-once, infer-many call (``Device.infer_many``:
+    WTensor, Inference, RTensor, RTimings per image).  Each output is
+    compared bit for bit with the golden model (``run_batch``, vectorised);
+    returns the usual result of the first image (per-layer table, roofline)
+    plus ``dataset`` (accuracies float / golden / SoC, agreement, cycles) and
+    ``images`` (per image: outputs, predictions, label, cycles, bit-exact)."""
+    import time
+    from sw.model import dataset as D
+    from sw.model.compiler import compile_report
+    from verification.golden.cnn import quantize, run_batch
+    t0 = time.monotonic()
+    gold = D.golden(model, x, y, layers=False)
+    xs = D.samples(model, x)
+    fixed_in = quantize(xs, model.frac_bits)
+    g = run_batch(model, {model.io.tensor: (fixed_in, xs)})
+    n = len(xs)
+    inputs = [D.host_input(model, fixed_in[i]) for i in range(n)]
+    expected = [L.host_output(model, {op.c2h: g.fixed[op.c2h][i] for op in model.outputs}) for i in range(n)]
+    accel = bool(model.config.accelerator)
+    image, report = compile_report(model, accel=accel, require_accel=require_accel)
+    programs = {p.layer: p.program if p.program is not None else p.reason for p in report.layers}
+    timeout = max(timeout, 40 * sum(layer_macs(op) for op in model.ops if op.kind != "stream")
+                  / model.config.sys_clk_freq)
+    images, wheres = [], []
+    state = {"mark": len(console.lines) if console is not None else 0, "t": t0}
+
+    async def each(i, got, us):
+        where = total = None
+        if console is not None:
+            done = await console.wait_for("server: inference done", start=state["mark"])
+            k = console.lines.index(done, state["mark"])
+            where = device_layers(console.lines[state["mark"]:k + 1])
+            state["mark"] = k + 1
+            m = INFERENCE_LINE.search(done)
+            total = int(m.group(1)) if m else None
+        wheres.append(where)
+        now = time.monotonic()
+        values = D.host_values(model, got)
+        rec = {"image": i, "prediction": int(np.argmax(values)), "golden_prediction": int(gold["predictions"][i]),
+               "float_prediction": int(gold["float_predictions"][i]), "bit_exact": got == expected[i],
+               "inference_cycles": total, "layer_us": us,
+               "layer_cycles": [where[k]["cycles"] for k in sorted(where)] if where else None,
+               "wall_s": now - state["t"], "outputs": values.tolist()}
+        if y is not None:
+            rec["label"] = int(gold["labels"][i])
+        state["t"] = now
+        images.append(rec)
+        if say is not None and (i + 1) % 50 == 0:
+            say(f"[data] {i + 1} of {n} image(s) done")
+
+    results = await dev.infer_many(image, inputs, model.output_bytes, model.n_layers, timeout=timeout,
+                                   model_timeout=max(dev.timeout, 1e-6 * len(image)), each=each)
+    layers = []
+    if n:
+        first_us = results[0][1]
+        for op in model.exec_ops:
+            if op.layer is not None:
+                layers.append(_row(op, first_us[op.layer], sys_clk_freq, peak_macs_per_clock,
+                                   wheres[0].get(op.layer) if wheres[0] is not None else None,
+                                   programs.get(op.layer), model.config))
+    known = bool(n) and wheres[0] is not None
+    soc_pred = np.array([r["prediction"] for r in images])
+    cycles = [r["inference_cycles"] for r in images if r["inference_cycles"] is not None]
+    ds = {"images": n, "model_loads": 1, "output_count": model.io.output_count,
+          "bit_exact_images": sum(r["bit_exact"] for r in images),
+          "soc_equals_golden": int(np.sum(soc_pred == gold["predictions"])) if n else 0,
+          "agreement_golden_float": gold["agreement"],
+          "quantisation_error": gold["error"],
+          "inference_cycles": {"mean": float(np.mean(cycles)), "min": min(cycles), "max": max(cycles)}
+          if cycles else None,
+          "wall_s_first_image": images[0]["wall_s"] if n else None,
+          "wall_s_per_image": float(np.mean([r["wall_s"] for r in images[1:]])) if n > 1 else None}
+    if y is not None and n:
+        ds.update(accuracy=float(np.mean(soc_pred == gold["labels"])), golden_accuracy=gold["accuracy"],
+                  float_accuracy=gold["float_accuracy"])
+    mism = [i for i, r in enumerate(images) if not r["bit_exact"]]
+    return {"layers": layers, "output_bytes": model.output_bytes, "bit_exact": not mism,
+            "mismatched_bytes": 0 if not mism else
+            int(sum(a != b for a, b in zip(results[mism[0]][0], expected[mism[0]]))),
+            "float_error": [{"tensor": model.io.output.c2h.name, "max_abs": gold["error"]["max_abs"],
+                             "rms": gold["error"]["rms"]}],
+            "path": "accelerated (TensorEngine + PCOREs)" if accel else "software (MCORE)",
+            "layers_on_accelerator": sum(l["engine"] == "accel" for l in layers) if known else None,
+            "layers_in_software": sorted({l for w in wheres if w for l, v in w.items() if v["engine"] == "software"})
+            if known else None,
+            "require_accel": require_accel,
+            "inference_cycles": images[0]["inference_cycles"] if n else None,
+            "roofline": {"peak_macs_per_clock": model.config.np * model.config.vw,
+                         "bus_bytes_per_clock": roofline.bus_bytes_per_clock(model.config)},
+            "dataset": ds, "images": images, "mismatched_images": mism}
+
+
+def print_dataset(result, say):
+    """The data-set summary of run_dataset()."""
+    ds, imgs = result["dataset"], result["images"]
+    labelled = "accuracy" in ds
+    say(f"[data] {'image':>5} {'label':>5} {'float':>5} {'golden':>6} {'SoC':>4} {'bit-exact':>9} {'cycles':>8} "
+        f"{'wall (s)':>8}")
+    for r in imgs:
+        say(f"[data] {r['image']:>5} {r.get('label', '-'):>5} {r['float_prediction']:>5} {r['golden_prediction']:>6} "
+            f"{r['prediction']:>4} {'yes' if r['bit_exact'] else 'NO':>9} {r['inference_cycles'] or '-':>8} "
+            f"{r['wall_s']:>8.2f}")
+    n = ds["images"]
+    say(f"[data] {n} image(s) in one simulation, one WModel: outputs bit-exact with the golden model on "
+        f"{ds['bit_exact_images']} of {n}; SoC prediction = golden on {ds['soc_equals_golden']} of {n}")
+    if labelled:
+        say(f"[data] accuracy on these {n}: float {100 * ds['float_accuracy']:.2f}%, golden (fixed point) "
+            f"{100 * ds['golden_accuracy']:.2f}%, SoC {100 * ds['accuracy']:.2f}%")
+    c = ds["inference_cycles"]
+    if c:
+        say(f"[data] inference cycles per image (server): mean {c['mean']:.0f}, min {c['min']}, max {c['max']}")
+    if ds["wall_s_first_image"] is not None:
+        say(f"[data] wall time: first image {ds['wall_s_first_image']:.2f} s (the WModel and the golden model "
+            "included)" + (f", then {ds['wall_s_per_image']:.2f} s per image (WTensor, Inference, RTensor, RTimings)"
+                           if ds["wall_s_per_image"] is not None else ""))

@@ -4,7 +4,8 @@ SPI/QPI host port with the host library, as a host processor would.
 Prints the console, RID and the decoded RSpec, and the simulation figures.
 Run by soc/cli.py (`tsoc sim`) through cocotb's runner; options come in
 environment variables (TSOC_SIM_QPI, TSOC_SIM_BOOT_FLAGS, TSOC_SIM_MODEL,
-TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL, TSOC_SIM_SOFTWARE, TSOC_HOST_PATH)."""
+TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL, TSOC_SIM_SOFTWARE, TSOC_HOST_PATH; a data set:
+TSOC_SIM_INPUT, TSOC_SIM_LABELS, TSOC_SIM_COUNT)."""
 
 import os
 import sys
@@ -55,11 +56,28 @@ async def main(dut):
         say(f"[model] {model_file}: {model.n_layers} layers, input {model.input_bytes} B, "
             f"output {model.output_bytes} B")
         software = os.environ.get("TSOC_SIM_SOFTWARE", "1") == "1"
-        if not software:
-            say("[model] --no-software: the accelerated image only (no software-path baseline)")
-        result = await run_model(dev, model, cfg.sys_clk_freq, cfg.peak_macs_per_clock, console=console,
-                                 require_accel=require_accel, software=software)
-        print_result(result, say, cfg)
+        if os.environ.get("TSOC_SIM_INPUT"):
+            import numpy as np
+            from sw.model.dataset import load_array
+            from verification.soc.model_job import print_dataset, run_dataset
+            x = load_array(os.environ["TSOC_SIM_INPUT"], "--input")
+            y = load_array(os.environ["TSOC_SIM_LABELS"], "--labels", "biu") if os.environ.get("TSOC_SIM_LABELS") \
+                else None
+            count = int(os.environ.get("TSOC_SIM_COUNT", "0"))
+            if count:
+                x, y = x[:count], (y[:count] if y is not None else None)
+            say(f"[data] {os.environ['TSOC_SIM_INPUT']}: {len(x)} image(s); one WModel, then WTensor, Inference, "
+                "RTensor, RTimings per image (the accelerated image only: no software-path baseline)")
+            result = await run_dataset(dev, model, x, y, cfg.sys_clk_freq, cfg.peak_macs_per_clock, console=console,
+                                       require_accel=require_accel, say=say)
+            print_result(result, say, cfg)
+            print_dataset(result, say)
+        else:
+            if not software:
+                say("[model] --no-baseline: the accelerated image only (no software-path baseline)")
+            result = await run_model(dev, model, cfg.sys_clk_freq, cfg.peak_macs_per_clock, console=console,
+                                     require_accel=require_accel, software=software)
+            print_result(result, say, cfg)
     cycles = round(get_sim_time(unit="ns") * cfg.sys_clk_freq / 1e9)
     wall = time.monotonic() - wall0
     say(f"[sim] {cycles} cycles ({cycles / cfg.sys_clk_freq * 1e3:.3f} ms at {cfg.sys_clk_freq / 1e6:.0f} MHz) "
@@ -72,9 +90,12 @@ async def main(dut):
         say(f"[sim] results: {os.environ['TSOC_SIM_JSON']}")
     memtest_ok = flags & 1 or any(l.startswith("memtest: PASS") for l in console.lines)
     assert rid == DEVICE_ID, f"RID 0x{rid:08x}"
-    assert spec["tiles"] == cfg.np and spec["internal_kib"] == cfg.main_ram_size // 1024, spec
+    from verification.host.device_model import expected_rspec
+    assert {k: spec[k] for k in expected_rspec(cfg)} == expected_rspec(cfg), spec
     assert memtest_ok, "the boot memory test did not pass"
-    assert result is None or result["bit_exact"], "the model's outputs differ from the golden model"
+    assert result is None or result["bit_exact"], (
+        "the model's outputs differ from the golden model"
+        + (f" (images {result['mismatched_images']})" if result.get("mismatched_images") else ""))
     if require_accel and result is not None:
         from verification.soc.model_job import require_accel_failures
         soft = require_accel_failures(result)
