@@ -57,6 +57,14 @@ system-deps:
 sim: setup ## build the SoC + firmware, simulate in Verilator, run the default model through its SPI port
 	$(TSOC) sim $(if $(MODEL),--model $(MODEL) $(if $(filter 1,$(REQUIRE_ACCEL)),--require-accel)) $(SIM_ARGS)
 
+IMAGES ?= 20
+DIGITS := examples/digits
+digits: setup ## a trained CNN end to end: import examples/digits' ONNX, golden model on its test split, IMAGES=20 test images on the simulated SoC
+	$(TSOC) model import $(DIGITS)/digits_cnn.onnx -o $(BUILD)/digits/digits_cnn.yaml --calibrate $(DIGITS)/calib_x.npy --require-accel
+	$(TSOC) model golden $(BUILD)/digits/digits_cnn.yaml --input $(DIGITS)/test_x.npy --labels $(DIGITS)/test_y.npy
+	$(TSOC) sim --model $(BUILD)/digits/digits_cnn.yaml --input $(DIGITS)/test_x.npy --labels $(DIGITS)/test_y.npy \
+	  --count $(IMAGES) --require-accel --skip-memtest --json $(BUILD)/digits/sim.json $(SIM_ARGS)
+
 test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
@@ -79,4 +87,4 @@ clean: ## remove build outputs (keeps .venv)
 distclean: clean ## remove build outputs and the venv
 	rm -rf $(VENV)
 
-.PHONY: help setup system-deps sim test regress regress-deps bitstream clean distclean
+.PHONY: help setup system-deps sim digits test regress regress-deps bitstream clean distclean

@@ -27,7 +27,22 @@ TSOC = Path(sys.executable).parent / "tsoc"
 
 
 def tsoc(*argv, cwd=None):
+    """The installed command in a process of its own."""
     return subprocess.run([str(TSOC), *map(str, argv)], cwd=cwd or ROOT, capture_output=True, text=True)
+
+
+@pytest.fixture
+def tsoc_in(capsys):
+    """The command in this process (sw.cli.main): an exception other than
+    the CLI's own user error escapes and fails the test (a traceback)."""
+    from types import SimpleNamespace
+    from sw.cli import main
+
+    def call(*argv):
+        code = main([str(a) for a in argv])
+        cap = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=cap.out, stderr=cap.err)
+    return call
 
 
 def imported(tmp_path, model, name, calib=None, **kw):
@@ -249,13 +264,20 @@ def _check_error(p, expected):
 
 
 @pytest.mark.parametrize("case", list(ERRORS))
-def test_unsupported_graph_is_a_clear_error(tmp_path, case):
+def test_unsupported_graph_is_a_clear_error(tmp_path, case, tsoc_in):
     build, expected = ERRORS[case]
     onnx.save(build(), str(tmp_path / "bad.onnx"))
-    _check_error(tsoc("model", "import", tmp_path / "bad.onnx", "-o", tmp_path / "bad.yaml"), expected)
+    _check_error(tsoc_in("model", "import", tmp_path / "bad.onnx", "-o", tmp_path / "bad.yaml"), expected)
 
 
-def test_malformed_files_are_clear_errors(tmp_path):
+def test_unsupported_graph_from_the_installed_command(tmp_path):
+    onnx.save(ERRORS["grouped_conv"][0](), str(tmp_path / "bad.onnx"))
+    _check_error(tsoc("model", "import", tmp_path / "bad.onnx", "-o", tmp_path / "bad.yaml"),
+                 ERRORS["grouped_conv"][1])
+
+
+def test_malformed_files_are_clear_errors(tmp_path, tsoc_in):
+    tsoc = tsoc_in
     (tmp_path / "junk.onnx").write_bytes(b"\x08\x01this is not a protobuf \xff\xfe" * 10)
     _check_error(tsoc("model", "import", tmp_path / "junk.onnx", "-o", tmp_path / "o.yaml"),
                  ["junk.onnx", "ONNX"])

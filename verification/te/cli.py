@@ -94,9 +94,10 @@ def format_layers(rep, config=None):
     from sw.model import roofline
     lines = [f"Accelerator layer programs on the TensorEngine + PCORE array (NP={rep['np']} NT={rep['nt']} "
              f"VW={rep['vw']}, peak {rep['peak']} MACs/clock), clocks from the first instruction word to the "
-             "layer's CALLBACK, without the MCORE",
+             "layer's CALLBACK, without the MCORE; nz of peak: the MACs without the padding to VW (zero weights, "
+             "stream-padded input lanes)",
              f"{'model':<26} {'layer':>5} {'op':<8} {'MACs':>8} {'clocks':>7} {'MACs/clk':>8} {'of peak':>7} "
-             f"{'passes':>6} {'transfers':>9}  result"]
+             f"{'nz of peak':>10} {'passes':>6} {'transfers':>9}  result"]
     for m in rep["models"]:
         for r in m["layers"]:
             name = Path(m["model"]).name
@@ -104,8 +105,10 @@ def format_layers(rep, config=None):
                 lines.append(f"{name:<26} {r['layer']:>5} {r['kind']:<8} SOFTWARE (no accelerator program): "
                              f"{r['software']}")
                 continue
+            nz = (r.get("roofline") or {}).get("nonzero_of_peak")
+            nz = f"{100 * nz:>9.1f}%" if nz is not None and r["macs"] else f"{'-':>10}"
             lines.append(f"{name:<26} {r['layer']:>5} {r['kind']:<8} {r['macs']:>8} {r['clocks']:>7} "
-                         f"{r['macs_per_clock']:>8.2f} {100 * r['of_peak']:>6.1f}% {r['passes']:>6} "
+                         f"{r['macs_per_clock']:>8.2f} {100 * r['of_peak']:>6.1f}% {nz} {r['passes']:>6} "
                          f"{r['transfers']:>4} ({r['vector_transfers']} vec)  "
                          f"{'bit-exact' if r['bit_exact'] else 'MISMATCH'}")
     rows = [(m, r) for m in rep["models"] for r in m["layers"] if "roofline" in r]
