@@ -87,6 +87,9 @@ class SoCConfig:
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:
             raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
+        if self.main_ram_size // 1024 >= 1 << 16:
+            raise ConfigError(f"main_ram_size={self.main_ram_size}: RSpec reports main RAM in KiB in 16 bits "
+                              f"(bytes 6-7): at most 65535 KiB")
 
     def windows(self, main_ram_base):
         """Host windows as {name: (byte address, size)}, top of main RAM down."""
@@ -100,6 +103,25 @@ class SoCConfig:
     @property
     def peak_macs_per_clock(self):
         return self.np * self.vw
+
+    @property
+    def tile_memory_bytes(self):
+        """Data memory of one PCORE (a *tile*): its threads' private memories
+        and its shared memory, both process spaces, 16-bit elements."""
+        return 2 * 2 * (self.nt * self.pcore_private_words + self.pcore_shared_words)
+
+    def rspec(self):
+        """What RSpec reports of the hardware (docs/host_protocol.md, RSpec):
+        tiles = PCOREs (the MCORE alone without the accelerator), internal
+        KiB = each tile's own data memory (the MCORE's SRAM without the
+        accelerator), flash none, external KiB = main RAM, which every tile
+        reaches through the TensorEngine."""
+        if self.accelerator:
+            tiles, internal = self.np, self.tile_memory_bytes
+        else:
+            tiles, internal = 1, self.sram_size
+        return {"tiles": tiles, "internal_kib": internal // 1024, "flash_kib": 0,
+                "external_kib": self.main_ram_size // 1024}
 
     def with_overrides(self, **kw):
         unknown = set(kw) - {f.name for f in fields(self)}
@@ -121,6 +143,8 @@ class SoCConfig:
         for f in fields(self):
             lines.append(f"#define TSOC_{f.name.upper():<24} {getattr(self, f.name)}")
         lines.append(f"#define TSOC_{'PEAK_MACS_PER_CLOCK':<24} {self.peak_macs_per_clock}")
+        for name, value in self.rspec().items():
+            lines.append(f"#define TSOC_RSPEC_{name.upper():<18} {value}")
         lines += ["", "#endif", ""]
         return "\n".join(lines)
 

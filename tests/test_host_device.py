@@ -244,6 +244,34 @@ def test_command_while_busy_is_ignored():
     assert e.value.cause == ErrorCause.BUSY
 
 
+def test_inference_queues_behind_a_pending_tensor_write(qpi):
+    """The datasheet's typical inference cycle has no status poll between
+    WTensor and Inference: Inference is accepted while bit 0 is a WTensor's,
+    runs after it, and sets bit 1; other commands are still refused."""
+    model, t, dev = make(qpi, delay=3, input_bytes=16, output_bytes=8)
+    dev.write_model(bytes(64))
+    run(t.transaction(Cmd.WTENSOR, bytes(range(16))))
+    run(t.transaction(Cmd.INFERENCE))
+    status, cause = run(dev.device.peek())
+    assert status.bit(Status.BUSY_WRITE) and status.bit(Status.WAIT_INFERENCE), status
+    assert cause == ErrorCause.NONE and not status.error
+    assert model.messages[-2:] == [(Msg.TENSOR_DONE, 16), (Msg.INFERENCE, 0)]
+    run(t.raw(Cmd.RID, read_len=4))                      # not a command that may queue
+    assert run(dev.device.peek())[1] == ErrorCause.BUSY
+    dev.status()
+    model.run_pending()
+    assert not dev.status().busy and len(dev.read_tensor(8)) == 8
+
+
+def test_inference_does_not_queue_behind_a_model_write(qpi):
+    model, t, dev = make(qpi, delay=3, input_bytes=16)
+    run(t.transaction(Cmd.WMODEL, bytes(64)))
+    run(t.transaction(Cmd.INFERENCE))
+    status, cause = run(dev.device.peek())
+    assert status.bit(Status.BUSY_WRITE) and not status.bit(Status.WAIT_INFERENCE) and cause == ErrorCause.BUSY
+    assert model.messages == [(Msg.MODEL_DONE, 64)]
+
+
 def test_device_times_out_on_its_transport_clock():
     model, t, dev = make(delay=10**9, timeout=50e-6)
     with pytest.raises(DeviceTimeout) as e:

@@ -112,7 +112,13 @@ class FakeController(SpidevIO):
             for k in range(per):
                 pos = per - 1 - k if self.msb_first else k
                 device.append(b >> (width * pos) & ((1 << width) - 1))
-        # 3. What the controller receives.
+        # 3. What the controller receives: sampled on the trailing (falling)
+        # edge in mode 1, as the device drives on the rising one; a mode-0
+        # controller samples on the rising edge, where the device changes
+        # its data: each clock's sample is the previous clock's level (the
+        # undriven line pulled up before the first).
+        if not self.mode & 0x01:
+            device = [(1 << width) - 1] + device[:-1]
         c = 0
         for t, nclk in zip(transfers, clocks_of):
             lanes = max(t["tx_nbits"], t["rx_nbits"], 1)
@@ -149,6 +155,26 @@ def test_request_numbers_match_the_kernel_abi():
     assert s.TRANSFER.size == 32
 
 
+def test_mode_1_is_set_and_a_mode_0_controller_reads_shifted():
+    """The transport asks for SPI mode 1 (CPHA 1), quad bits on top in QPI.
+    A controller left in mode 0 (it ignores the request) reads every word one
+    clock late: RID's 0x633 shifted left, the pulled-up idle level below."""
+    from sw.host.spidev_transport import SPI_RX_QUAD, SPI_TX_QUAD
+    _, ctl, t = make()
+    assert ctl.mode == 1 and SyncDevice(t).id() == DEVICE_ID
+    _, ctl, t = make(qpi=True)
+    assert ctl.mode == 1 | SPI_TX_QUAD | SPI_RX_QUAD and SyncDevice(t).id() == DEVICE_ID
+
+    class Mode0Controller(FakeController):
+        def ioctl(self, fd, request, arg):
+            if request == WR_MODE32:
+                arg = struct.pack("<I", struct.unpack("<I", arg)[0] & ~0x03)
+            return super().ioctl(fd, request, arg)
+    model = DeviceModel(ReferenceFirmware(), qpi=False)
+    t = SpidevTransport("/dev/spidev0.0", io=Mode0Controller(model))
+    assert SyncDevice(t).id() == (DEVICE_ID << 1 | 1) & 0xFFFFFFFF
+
+
 def test_reverse_bits():
     assert reverse_bits(0x01) == 0x80
     assert reverse_bits(0xA0) == 0x05
@@ -158,7 +184,7 @@ def test_reverse_bits():
 
 def test_spi_rstatus_packing_with_controller_lsb_first():
     _, ctl, t = make()
-    assert t.bit_order == "controller" and ctl.lsb and ctl.mode == 0 and ctl.speed == 25_000_000
+    assert t.bit_order == "controller" and ctl.lsb and ctl.mode == 1 and ctl.speed == 25_000_000
     SyncDevice(t).status()
     (xfer,) = ctl.messages[-1]
     assert xfer["len"] == 1 + 2 + 4          # command, 16 dummy clocks = 2 bytes, 4 data bytes
@@ -179,7 +205,7 @@ def test_spi_rstatus_packing_with_software_bit_reversal():
 
 def test_qpi_packing_releases_the_bus_for_dummy_and_read():
     _, ctl, t = make(qpi=True)
-    assert ctl.mode == 0x200 | 0x800 and not ctl.lsb and t.bit_order == "software"
+    assert ctl.mode == 0x01 | 0x200 | 0x800 and not ctl.lsb and t.bit_order == "software"
     assert hex(SyncDevice(t).id()) == hex(DEVICE_ID)
     cmd_xfer, read_xfer = ctl.messages[-2]     # RID (the last message is the RERROR check)
     assert cmd_xfer["tx"] == bytes([0x30]) and cmd_xfer["rx_buf"] == 0 and cmd_xfer["tx_nbits"] == 4

@@ -22,6 +22,7 @@ from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus, CSRStorage
 
 from cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
+from cores.host_spi.pins import connect_lines
 from cores.host_spi.sensor import SensorDMA
 from sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS,
                               RERROR_STATUS_SHIFT, Cmd, ErrorCause, Kind, Msg, Status, Window)
@@ -33,7 +34,9 @@ class HostSPISlave(LiteXModule):
     """SPI/QPI slave speaking the host protocol of sw/host/protocol.py.
 
     ``windows`` maps protocol.Window to (byte address, size) in main RAM.
-    ``pads``: clk, cs_n, dq_i[4] in; dq_o[4], dq_oe[4] out.  ``sensor_pads``:
+    ``pads``: the datasheet's pins (cores/host_spi/pins.py: CS_N, CLK,
+    MOSI, MISO and Q0..Q3, bidirectional ones split into in / out / output
+    enable); MISO low at reset selects QPI.  ``sensor_pads``:
     valid, data[8] in; ready out (a byte stream filling the input tensor on
     Acquire).  ``msb_first`` selects the build option for the bit order.
     """
@@ -76,15 +79,19 @@ class HostSPISlave(LiteXModule):
 
         # # #
 
-        # QPI strap: MISO (dq_i[1]) low at reset selects QPI.
+        # QPI strap: MISO low at reset selects QPI (the datasheet: "tie the
+        # MISO pin to ground"); it is sampled for the first clocks after reset.
         qpi = Signal()
         miso_sync = Signal(reset=1)
         strap_count = Signal(3)
-        self.specials += MultiReg(pads.dq_i[1], miso_sync, reset=1)
+        self.specials += MultiReg(pads.miso_i, miso_sync, reset=1)
         self.sync += If(strap_count != 7, strap_count.eq(strap_count + 1), qpi.eq(~miso_sync))
         self.comb += [self._mode.fields.qpi.eq(qpi), self._mode.fields.msb_first.eq(int(msb_first))]
 
-        self.phy = phy = HostSPIPHY(pads, qpi, msb_first=msb_first)
+        # The PHY shifts data lines: MOSI/MISO in SPI, Q0..Q3 in QPI.
+        lines, connect = connect_lines(pads, qpi)
+        self.comb += connect
+        self.phy = phy = HostSPIPHY(lines, qpi, msb_first=msb_first)
         # Words are assembled in memory byte order already: LiteX's DMA swaps
         # bytes for "little", so ask for "big" (no swap).
         self.dma_w = dma_w = WishboneDMAWriter(self.wb_write, endianness="big")
@@ -102,6 +109,8 @@ class HostSPISlave(LiteXModule):
         set_error = Signal()
         new_cause = Signal(8)
         hw_set_busy = Signal(3)
+        tensor_written = Signal()    # a WTensor posted: bit 0 is set for it
+        tensor_pending = Signal()    # bit 0 is a WTensor's (Inference may queue behind it)
         clear_error = Signal()
         status = Signal(32)
         self.comb += [
@@ -111,6 +120,7 @@ class HostSPISlave(LiteXModule):
         ]
         fw_error = self._error.re
         self.sync += [
+            tensor_pending.eq(tensor_written | (tensor_pending & busy[Status.BUSY_WRITE])),
             busy.eq((busy | hw_set_busy | Mux(self._status_set.re, self._status_set.storage[:3], 0))
                     & ~Mux(self._status_clear.re, self._status_clear.fields.busy, 0)),
             If(clear_error,
@@ -154,6 +164,7 @@ class HostSPISlave(LiteXModule):
         while_busy = Signal()
         chunked = Signal()
         neutral = Signal()
+        behind_tensor = Signal()
         cases = {}
         for code in list(COMMANDS) + list(ALIASES):
             info = COMMANDS[ALIASES.get(code, code)]
@@ -163,6 +174,7 @@ class HostSPISlave(LiteXModule):
                 fixed_len.eq(info.read_len or 0), dma_read.eq(info.kind == Kind.READ and info.read_len is None),
                 while_busy.eq(int(info.allowed_while_busy)), chunked.eq(int(info.chunked)),
                 neutral.eq(int(c in ALLOWED_IN_SEQUENCE)),
+                behind_tensor.eq(int(info.behind_tensor_write)),
             ]
         cases["default"] = [cmd.eq(0), known.eq(0)]
         self.comb += Case(cmd_byte, cases)
@@ -246,7 +258,8 @@ class HostSPISlave(LiteXModule):
             If(~known,
                 *raise_error(ErrorCause.UNKNOWN_COMMAND),
                 NextState("IGNORE"),
-            ).Elif((busy != 0) & ~while_busy,
+            ).Elif((busy != 0) & ~while_busy
+                   & ~(behind_tensor & tensor_pending & (busy == 1 << Status.BUSY_WRITE)),
                 *raise_error(ErrorCause.BUSY),
                 NextState("IGNORE"),
             ).Elif(seq_active & ~neutral & (cmd != seq_cmd),
@@ -406,6 +419,7 @@ class HostSPISlave(LiteXModule):
                 NextState("IDLE"),
             ).Else(
                 hw_set_busy.eq(1 << Status.BUSY_WRITE),
+                tensor_written.eq(cmd == Cmd.WTENSOR),
                 post.eq(1),
                 post_code.eq(Mux(cmd == Cmd.WMODEL, int(Msg.MODEL_DONE),
                                  Mux(cmd == Cmd.WSERVER, int(Msg.SERVER_DONE), int(Msg.TENSOR_DONE)))),

@@ -12,44 +12,46 @@ ignored.  It exists only in the simulation SoC (soc/builder.py).
 A chunk is a run of SCLK clocks in three phases, in this order:
 
 * ``out_clocks``: the host drives data from ``wdata``, least significant
-  bits first (one bit a clock on DQ0 in SPI, a nibble on DQ[3:0] in QPI;
+  bits first (one bit a clock on MOSI in SPI, a nibble on Q[3:0] in QPI;
   the transport reorders the bits of each byte for the MSB-first option);
-* ``rel_clocks``: the host drives no data (SPI: MOSI low; QPI: DQ released,
+* ``rel_clocks``: the host drives no data (SPI: MOSI low; QPI: Q released,
   pulled up), the device's lines are not sampled (dummy clocks);
 * ``in_clocks``: the host drives no data and reads the device's line(s).
 
 At the end of every clock's high phase (where the pin-level host samples)
 the master records, for a monitor as much as for the host, what was on the
-wire: ``hdata`` the host's data (DQ0 in SPI, DQ[3:0] in QPI), ``rdata`` the
-device's (MISO, or DQ[3:0]; pull-ups where it does not drive), ``dmap``
-whether the device drove (MISO; any DQ line in QPI), each shifted in from
+wire: ``hdata`` the host's data (MOSI in SPI, Q[3:0] in QPI), ``rdata`` the
+device's (MISO, or Q[3:0]; pull-ups where it does not drive), ``dmap``
+whether the device drove (MISO; any Q line in QPI), each shifted in from
 the top, so a chunk's clocks end up in the most significant bits.
 
 ``begin`` lowers CS_N before the chunk (after Tcsi since CS_N last rose,
 then Tcse), ``end`` raises it after the chunk (after Tcsd).  A chunk starts
 when ``go`` toggles and has ended when ``done`` equals ``go`` again.  Each
 chunk also reports ``undriven`` (sampled clocks in which the device did not
-drive the line(s) read in the in phase) and ``fault``: bit 0,
-the device drove a line while the host drove it; bit 1, the device drove
-DQ while CS_N was high, checked before the chunk's CS_N falls.
+drive the line(s) read in the in phase) and ``fault``: bit 0, the device
+drove a line it must not (QPI: Q while the host drove it, or the grounded
+MISO at any time; SPI: any Q pin); bit 1, the device drove a pin while CS_N
+was high, checked before the chunk's CS_N falls.
 
 Timing is in system clocks: ``half`` per SCLK phase (high and low), and
-``tcse``, ``tcsd``, ``tcsi``.  ``qpi`` also sets the strap: while CS_N is
-high the master holds MISO (DQ1) low for QPI, high for SPI.  The master is
+``tcse``, ``tcsd``, ``tcsi``.  ``qpi`` also sets the strap: in QPI the
+master ties MISO low for the whole session, as the datasheet wires it; in
+SPI MISO is pulled up where the device does not drive it.  The master is
 never reset (its own clock domain on the system clock): like a real host it
 goes on clocking through a reset of the SoC; ``sclk`` shows its SCLK.
 """
 
-from migen import C, Cat, ClockDomain, ClockDomainsRenamer, ClockSignal, If, Mux, Record, Signal
+from migen import C, Cat, ClockDomain, ClockDomainsRenamer, ClockSignal, If, Mux, Signal
 from migen.genlib.fsm import FSM, NextState, NextValue
 
 from litex.gen import LiteXModule
 
+from cores.host_spi.pins import PIN_INPUTS, PIN_OUTPUTS, pins_record
+
 CHUNK_BYTES = 256
 CLOCK_FIELD = 16         # bits of the clock counts (CHUNK_BYTES * 8 clocks fit)
 TIME_FIELD = 16          # bits of the timing fields
-
-HOST_PINS = [("clk", 1), ("cs_n", 1), ("dq_i", 4), ("dq_o", 4), ("dq_oe", 4)]
 
 
 def fast_io():
@@ -66,27 +68,29 @@ def fast_io():
 
 class SimHostMaster(LiteXModule):
     """``pins``: the top's ``host_spi`` record; ``ctl``: its ``host_fast``
-    record.  ``pads`` is what the host port connects to."""
+    record.  ``pads`` is what the host port connects to (the datasheet's
+    pins, cores/host_spi/pins.py)."""
 
     def __init__(self, pins, ctl):
-        self.pads = pads = Record(HOST_PINS)
+        self.pads = pads = pins_record()
         W = 8 * CHUNK_BYTES
 
         clk = Signal()
         cs_n = Signal(reset=1)
-        dq = Signal(4, reset=0b1111)
+        dq = Signal(4, reset=0b1111)     # the host's data: MOSI = dq[0] (SPI), Q0..Q3 (QPI)
         driving = Signal()           # the host drives data (out phase)
         reading = Signal()           # the clock is sampled (in phase)
-        idle = Signal(4)             # DQ while deselected: the strap (MISO low for QPI)
+        miso = Signal()              # MISO as the device sees it
         self.comb += [
-            idle.eq(Mux(ctl.qpi, 0b1101, 0b1111)),
+            # QPI: MISO tied to ground for the whole session (the strap); SPI:
+            # MISO pulled up, the device's level while it drives.
+            miso.eq(Mux(ctl.qpi, 0, Mux(pads.miso_oe, pads.miso_o, 1))),
             If(ctl.en,
-                pads.clk.eq(clk), pads.cs_n.eq(cs_n), pads.dq_i.eq(Mux(cs_n, idle, dq)),
-            ).Else(
-                pads.clk.eq(pins.clk), pads.cs_n.eq(pins.cs_n), pads.dq_i.eq(pins.dq_i),
-            ),
-            pins.dq_o.eq(pads.dq_o),
-            pins.dq_oe.eq(pads.dq_oe),
+                pads.clk.eq(clk), pads.cs_n.eq(cs_n), pads.miso_i.eq(miso),
+                pads.mosi.eq(Mux(cs_n | ctl.qpi, 1, dq[0])),
+                pads.q_i.eq(Mux(cs_n | ~ctl.qpi, 0b1111, dq)),
+            ).Else(*[getattr(pads, n).eq(getattr(pins, n)) for n in PIN_INPUTS]),
+            *[getattr(pins, n).eq(getattr(pads, n)) for n in PIN_OUTPUTS],
         ]
 
         wsr = Signal(W)
@@ -112,12 +116,18 @@ class SimHostMaster(LiteXModule):
         missing = Signal()
         driven = Signal()
         clash = Signal()
+        any_oe = Signal()
+        host_data = Signal(4)
         self.comb += [
-            seen.eq((pads.dq_o & pads.dq_oe) | (0b1111 & ~pads.dq_oe)),
-            sample.eq(Mux(ctl.qpi, seen, seen[1])),
-            missing.eq(Mux(ctl.qpi, pads.dq_oe != 0b1111, ~pads.dq_oe[1])),
-            driven.eq(Mux(ctl.qpi, pads.dq_oe != 0, pads.dq_oe[1])),
-            clash.eq(Mux(ctl.qpi, driving & (pads.dq_oe != 0), pads.dq_oe[0])),
+            seen.eq((pads.q_o & pads.q_oe) | (0b1111 & ~pads.q_oe)),
+            sample.eq(Mux(ctl.qpi, seen, miso)),
+            missing.eq(Mux(ctl.qpi, pads.q_oe != 0b1111, ~pads.miso_oe)),
+            driven.eq(Mux(ctl.qpi, pads.q_oe != 0, pads.miso_oe)),
+            # QPI: the device drives Q while the host does, or drives the
+            # grounded MISO at all; SPI: the device drives the unused Q pins.
+            clash.eq(Mux(ctl.qpi, (driving & (pads.q_oe != 0)) | pads.miso_oe, pads.q_oe != 0)),
+            any_oe.eq((pads.q_oe != 0) | pads.miso_oe),
+            host_data.eq(Mux(ctl.qpi, pads.q_i, pads.mosi)),
         ]
 
         fsm = self.fsm = FSM(reset_state="IDLE")
@@ -134,7 +144,7 @@ class SimHostMaster(LiteXModule):
         )
         fsm.act("CS_IDLE",     # Tcsi since CS_N rose, then CS_N low for Tcse
             If(since_cs >= ctl.tcsi,
-                If(pads.dq_oe != 0, NextValue(fault, fault | 0b10)),
+                If(any_oe, NextValue(fault, fault | 0b10)),
                 NextValue(cs_n, 0),
                 NextValue(wait, ctl.tcse),
                 NextState("CS_SETUP"),
@@ -175,7 +185,7 @@ class SimHostMaster(LiteXModule):
             If(wait <= 1,
                 If(clash, NextValue(fault, fault | 0b01)),
                 NextValue(rsr, Mux(ctl.qpi, Cat(rsr[4:], sample), Cat(rsr[1:], sample[0]))),
-                NextValue(hsr, Mux(ctl.qpi, Cat(hsr[4:], pads.dq_i), Cat(hsr[1:], pads.dq_i[0]))),
+                NextValue(hsr, Mux(ctl.qpi, Cat(hsr[4:], host_data), Cat(hsr[1:], host_data[0]))),
                 NextValue(dsr, Cat(dsr[1:], driven)),
                 If(reading,
                     NextValue(in_left, in_left - 1),

@@ -41,13 +41,17 @@ _io = [
         Misc("SLEWRATE=FAST"),
     ),
 
-    # SPI/QPI host port on PMOD P3, in the Digilent SPI PMOD order for the top
-    # row (pin 1 CS_N, 2 IO0/MOSI, 3 IO1/MISO, 4 SCLK) and IO2/IO3 on pins 7/8.
+    # SPI/QPI host port (SPI mode 1: CPOL 0, CPHA 1) on PMOD P3, the
+    # datasheet's pins: the top row in the Digilent SPI PMOD order (pin 1
+    # CS_N, 2 MOSI, 3 MISO, 4 SCLK; MISO pulled up: SPI, tied to ground by
+    # the host: QPI), Q0..Q3 on the bottom row (pins 7..10).
     # cores/host_spi drives them through soc/targets/host_spi_pins.py.
     ("host_spi", 0,
         Subsignal("clk",  Pins(PMOD_P3[3])),
         Subsignal("cs_n", Pins(PMOD_P3[0]), Misc("PULLMODE=UP")),
-        Subsignal("dq",   Pins(PMOD_P3[1], PMOD_P3[2], PMOD_P3[4], PMOD_P3[5])),
+        Subsignal("mosi", Pins(PMOD_P3[1])),
+        Subsignal("miso", Pins(PMOD_P3[2]), Misc("PULLMODE=UP")),
+        Subsignal("q",    Pins(*PMOD_P3[4:8]), Misc("PULLMODE=UP")),
         IOStandard("LVCMOS33"),
     ),
 

@@ -29,15 +29,6 @@ _io = [
         Subsignal("exit_code",  Pins(8)),
         Subsignal("boot_flags", Pins(8)),
     ),
-    # SPI/QPI host port (cores/host_spi/): the testbench is the host.  In SPI
-    # mode MOSI is dq_i[0] and MISO dq_o[1]; in QPI all four lines.
-    ("host_spi", 0,
-        Subsignal("clk",   Pins(1)),
-        Subsignal("cs_n",  Pins(1)),
-        Subsignal("dq_i",  Pins(4)),
-        Subsignal("dq_o",  Pins(4)),
-        Subsignal("dq_oe", Pins(4)),
-    ),
     # Sensor byte stream for Acquire.
     ("sensor", 0,
         Subsignal("valid", Pins(1)),
@@ -47,9 +38,13 @@ _io = [
 ]
 
 
-def _fast_host_io():
+def _host_io():
+    """SPI/QPI host port (cores/host_spi/): the testbench is the host, on the
+    datasheet's pins (cores/host_spi/pins.py: CS_N, CLK, MOSI, MISO, Q0..Q3),
+    and the fast host path's master (cores/host_spi/sim_master.py)."""
+    from cores.host_spi.pins import sim_io
     from cores.host_spi.sim_master import fast_io
-    return [fast_io()]
+    return [sim_io(), fast_io()]
 
 
 class SimPlatform(GenericPlatform):
@@ -58,7 +53,7 @@ class SimPlatform(GenericPlatform):
     default_clk_name = "sys_clk"
 
     def __init__(self, extra_io=()):
-        GenericPlatform.__init__(self, "sim", list(_io) + _fast_host_io() + list(extra_io), name="tensorsoc_sim")
+        GenericPlatform.__init__(self, "sim", list(_io) + _host_io() + list(extra_io), name="tensorsoc_sim")
 
     def build(self, *args, **kwargs):
         raise NotImplementedError("use soc.builder to write the simulation sources")

@@ -38,15 +38,18 @@ _io = [
         Misc("SLEWRATE=FAST"),
     ),
 
-    # SPI/QPI host port (the inference-engine protocol, SPI mode 0), on the
-    # J1 header's first three GP/GN pairs:
-    #   SCLK = GP0, CS_N = GN0, IO0/MOSI = GP1, IO1/MISO = GN1,
-    #   IO2 = GP2, IO3 = GN2.
+    # SPI/QPI host port (the inference-engine protocol, SPI mode 1: CPOL 0,
+    # CPHA 1), the datasheet's pins on the J1 header's first four GP/GN pairs:
+    #   SCLK = GP0, CS_N = GN0, MOSI = GP1, MISO = GN1 (pulled up: SPI;
+    #   tied to ground by the host: QPI), Q0 = GP2, Q1 = GN2, Q2 = GP3,
+    #   Q3 = GN3.
     # cores/host_spi drives them through soc/targets/host_spi_pins.py.
     ("host_spi", 0,
         Subsignal("clk",  Pins("B11")),
         Subsignal("cs_n", Pins("C11"), Misc("PULLMODE=UP")),
-        Subsignal("dq",   Pins("A10 A11 A9 B10")),
+        Subsignal("mosi", Pins("A10")),
+        Subsignal("miso", Pins("A11"), Misc("PULLMODE=UP")),
+        Subsignal("q",    Pins("A9 B10 B9 C10"), Misc("PULLMODE=UP")),
         IOStandard("LVCMOS33"),
     ),
 

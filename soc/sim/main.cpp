@@ -61,7 +61,9 @@ int main(int argc, char **argv) {
     // Host port idle: CS_N high, SCLK low, MISO pulled up (SPI mode).
     top->host_spi_cs_n = 1;
     top->host_spi_clk = 0;
-    top->host_spi_dq_i = 0xf;
+    top->host_spi_mosi = 1;
+    top->host_spi_miso_i = 1;
+    top->host_spi_q_i = 0xf;
     top->sensor_valid = 0;
     top->sensor_data = 0;
 

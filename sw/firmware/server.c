@@ -44,10 +44,12 @@ static void publish_spec(void)
 	uint8_t spec[16];
 	memset(spec, 0, sizeof spec);
 	spec[HOST_RSPEC_HW_TYPE] = HOST_HW_TYPE_TENSORSOC;
-	spec[HOST_RSPEC_TILES] = TSOC_NP;
-	uint32_t kib = MAIN_RAM_SIZE / 1024;
-	spec[HOST_RSPEC_INTERNAL_KIB] = kib & 0xff;
-	spec[HOST_RSPEC_INTERNAL_KIB + 1] = kib >> 8;
+	/* Tiles, each tile's internal memory and the external memory: soc/config.py rspec(). */
+	spec[HOST_RSPEC_TILES] = TSOC_RSPEC_TILES;
+	spec[HOST_RSPEC_INTERNAL_KIB] = TSOC_RSPEC_INTERNAL_KIB & 0xff;
+	spec[HOST_RSPEC_INTERNAL_KIB + 1] = TSOC_RSPEC_INTERNAL_KIB >> 8;
+	spec[HOST_RSPEC_EXTERNAL_KIB] = TSOC_RSPEC_EXTERNAL_KIB & 0xff;
+	spec[HOST_RSPEC_EXTERNAL_KIB + 1] = TSOC_RSPEC_EXTERNAL_KIB >> 8;
 	uint32_t in = model.valid ? model.input_bytes : 0, out = model.valid ? model.output_bytes : 0;
 	for (int i = 0; i < 4; i++) {
 		spec[HOST_RSPEC_INPUT_BYTES + i] = in >> (8 * i);

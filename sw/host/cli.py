@@ -114,7 +114,13 @@ def run(args, out=None):
 
 
 def register(groups):
-    p = groups["top"].add_parser("host", help="talk to a tensorsoc device over SPI/QPI (Linux spidev)")
+    p = groups["top"].add_parser("host", help="talk to a tensorsoc device over SPI/QPI (Linux spidev)",
+                                 description="Talk to a tensorsoc device over Linux spidev.  The port "
+                                 "runs in SPI mode 1 (CPOL 0, CPHA 1: the host changes data on the rising "
+                                 "SCLK edge, the device samples on the falling one and drives read data on "
+                                 "the rising one), which this command sets; LSB first.  QPI (--qpi) needs "
+                                 "a quad-capable controller and the device's MISO pin tied to ground "
+                                 "(docs/host_protocol.md, 'Choosing the SPI mode on common hosts').")
     p.add_argument("--spidev", required=True, metavar="DEV", help="spidev node, e.g. /dev/spidev0.0")
     p.add_argument("--qpi", action="store_true", help="4-bit QPI (the device's MISO strapped low at reset)")
     p.add_argument("--msb-first", action="store_true", help="for a device built with the MSB-first option")

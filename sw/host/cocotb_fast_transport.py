@@ -8,8 +8,9 @@ chunk of up to ``CHUNK_BYTES`` bytes (its ``host_fast_*`` ports), toggles
 on the pins is the pin-level host's (same SCLK period, CS_N timings, bit
 order, idle and strap levels), the device cannot tell the two apart, and the
 :class:`~sw.host.device.Device` API, the frames (malformed ones included) and
-the statistics are the same.  The bus checks are the master's: contention
-and a device driving DQ while deselected raise :class:`BusContention`.
+the statistics are the same.  The bus checks are the master's: the device
+driving a pin it must not (Q while the host drives or the grounded MISO in
+QPI, Q in SPI) or any pin while deselected raises :class:`BusContention`.
 """
 
 from sw.host.transport import BusContention, Frame, FrameResult
@@ -129,10 +130,10 @@ class CocotbFastTransport(CocotbTransport):
             fault, missing, (h, d, m) = await self._chunk(
                 data[c // cpb:c // cpb + CHUNK_BYTES] if o else b"", o, r, n - o - r, c == 0, c + n >= total)
             if fault & 0b10 and self.check_release:
-                raise BusContention(f"device drives DQ while CS_N is high, before {frame.cmd:#04x}, "
+                raise BusContention(f"device drives its pins while CS_N is high, before {frame.cmd:#04x}, "
                                     f"t={self.now() * 1e9:.1f} ns")
             if fault & 0b01 and self.check_contention:
-                raise BusContention(f"device drives DQ while the host drives, in clocks {c}..{c + n - 1} "
+                raise BusContention(f"device drives a pin it must not ({'Q while the host drives, or MISO' if self.qpi else 'Q in SPI'}), in clocks {c}..{c + n - 1} "
                                     f"of {frame.cmd:#04x}, t={self.now() * 1e9:.1f} ns")
             host.add(h, n)
             dev.add(d, n)

@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 DEVICE_ID = 0x00000633
+# Clock edges (datasheet: the host clocks data out on the rising edge, the
+# device samples on the falling edge, read data is clocked out on rising
+# edges): SCLK idles low (CPOL 0), data is sampled on the trailing edge
+# (CPHA 1).  That is SPI mode 1 (Linux spidev SPI_MODE_1), not mode 0: a
+# mode-0 host samples read data one clock late (docs/host_protocol.md).
+SPI_MODE = 1
+SPI_CPOL, SPI_CPHA = SPI_MODE >> 1 & 1, SPI_MODE & 1
 DUMMY_CLOCKS = 16
 CHUNK_SIZE = 256          # WModel / WServer chunk; a shorter chunk ends the sequence
 WORD = 4                  # data lengths are multiples of this
@@ -54,6 +61,11 @@ class CommandInfo:
     allowed_while_busy: bool  # accepted while status bits 0..2 are set
     chunked: bool = False     # WModel / WServer: 256-byte chunks
     summary: str = ""
+    # Accepted while the only busy bit is bit 0 of a WTensor still being
+    # processed: the datasheet's typical inference cycle sends Inference
+    # right after WTensor, with no status poll between (docs/host_protocol.md,
+    # "Datasheet notes").  The firmware takes it after the tensor.
+    behind_tensor_write: bool = False
 
 
 COMMANDS = {c.cmd: c for c in [
@@ -65,7 +77,7 @@ COMMANDS = {c.cmd: c for c in [
     CommandInfo(Cmd.WMODEL, Kind.WRITE, None, False, chunked=True, summary="write the model, 256-byte chunks"),
     CommandInfo(Cmd.WSERVER, Kind.WRITE, None, False, chunked=True, summary="write a server firmware, 256-byte chunks"),
     CommandInfo(Cmd.WTENSOR, Kind.WRITE, None, False, summary="write the input tensor"),
-    CommandInfo(Cmd.INFERENCE, Kind.ACTION, None, False, summary="run an inference"),
+    CommandInfo(Cmd.INFERENCE, Kind.ACTION, None, False, summary="run an inference", behind_tensor_write=True),
     CommandInfo(Cmd.ACQUIRE, Kind.ACTION, None, False, summary="fill the input tensor from the sensor port"),
     CommandInfo(Cmd.RERROR, Kind.READ, 4, True, summary="tensorsoc extension: cause of the last error"),
 ]}
@@ -237,5 +249,6 @@ def command_table_markdown() -> str:
             read = "0"
         rows.append(f"| {info.cmd.name} | 0x{info.cmd.value:02x} | {', '.join(aliases.get(info.cmd, [])) or '-'} "
                     f"| {info.kind.name.lower()}{' (256-byte chunks)' if info.chunked else ''} | {dummy} | {read} "
-                    f"| {'yes' if info.allowed_while_busy else 'no'} | {info.summary} |")
+                    f"| {'yes' if info.allowed_while_busy else 'behind a WTensor' if info.behind_tensor_write else 'no'} "
+                    f"| {info.summary} |")
     return "\n".join(rows) + "\n"

@@ -1,7 +1,9 @@
 """Transport over Linux spidev (``/dev/spidevB.C``), through ioctl only.
 
-Mode 0.  A transaction is one ``SPI_IOC_MESSAGE`` (CS_N held across its
-transfers):
+SPI mode 1 (CPOL 0, CPHA 1: the host changes data on the rising SCLK edge
+and samples on the falling one, as the datasheet's clock edges say;
+protocol.SPI_MODE).  A transaction is one ``SPI_IOC_MESSAGE`` (CS_N held
+across its transfers):
 
 * SPI: one full-duplex transfer: command, data, 2 dummy bytes (16 clocks),
   read bytes.  LSB first: the controller's ``SPI_LSB_FIRST`` is requested;
@@ -28,6 +30,7 @@ import os
 import struct
 import time
 
+from sw.host.protocol import SPI_MODE
 from sw.host.transport import Frame, FrameResult, Transport, TransportError
 
 # <linux/spi/spidev.h>
@@ -37,6 +40,8 @@ SPI_LSB_FIRST = 0x08
 SPI_TX_QUAD = 0x200
 SPI_RX_QUAD = 0x800
 SPI_MODE_0 = 0
+SPI_MODE_1 = SPI_CPHA
+SPI_MODES = {0: SPI_MODE_0, 1: SPI_MODE_1, 2: SPI_CPOL, 3: SPI_CPOL | SPI_CPHA}
 
 _IOC_WRITE = 1
 _IOC_READ = 2
@@ -119,8 +124,9 @@ class SpidevTransport(Transport):
             raise TransportError(f"cannot open {path}: {e.strerror}") from e
         self.wire_lsb_first = False
         try:
-            mode = SPI_MODE_0 | ((SPI_TX_QUAD | SPI_RX_QUAD) if qpi else 0)
-            self._ioctl(SPI_IOC_WR_MODE32, struct.pack("<I", mode), "set mode 0" + (" with quad I/O" if qpi else ""))
+            mode = SPI_MODES[SPI_MODE] | ((SPI_TX_QUAD | SPI_RX_QUAD) if qpi else 0)
+            self._ioctl(SPI_IOC_WR_MODE32, struct.pack("<I", mode),
+                        f"set SPI mode {SPI_MODE}" + (" with quad I/O" if qpi else ""))
             self._ioctl(SPI_IOC_WR_BITS_PER_WORD, bytes([8]), "set 8 bits per word")
             self._ioctl(SPI_IOC_WR_MAX_SPEED_HZ, struct.pack("<I", speed_hz), f"set speed {speed_hz} Hz")
             if not qpi and not msb_first and lsb_first_hw is not False:

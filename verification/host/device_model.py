@@ -24,6 +24,24 @@ from sw.host.protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMAN
                               encode_spec)
 from sw.host.transport import Frame, FrameResult, Transport
 
+def expected_rspec(cfg):
+    """RSpec bytes 1-7 a tensorsoc of configuration ``cfg`` must return,
+    worked out here from the datasheet's definitions (not from the product's
+    soc/config.py rspec()): tiles = PCOREs; "kBytes internal memory on each
+    tile" = one PCORE's data memories (NT threads x private words + shared
+    words, two process spaces, 2-byte elements); no flash; "external memory
+    on each tile" = main RAM, which each PCORE reaches through the
+    TensorEngine.  Without the accelerator the MCORE is the one tile, its
+    SRAM the internal memory."""
+    if cfg.accelerator:
+        tiles = cfg.np
+        internal = (cfg.nt * cfg.pcore_private_words + cfg.pcore_shared_words) * 2 * 2
+    else:
+        tiles, internal = 1, cfg.sram_size
+    return {"tiles": tiles, "internal_kib": internal // 1024, "flash_kib": 0,
+            "external_kib": cfg.main_ram_size // 1024}
+
+
 DEFAULT_WINDOWS = {Window.MODEL: 16 * 1024, Window.TENSOR: 4 * 1024, Window.SERVER: 8 * 1024}
 
 
@@ -158,6 +176,7 @@ class DeviceModel:
         self.sensor_delay = sensor_delay
         self.chunk_delay = chunk_delay
         self.busy = 0                  # status bits 0..2
+        self.tensor_pending = False    # bit 0 is a WTensor's (Inference may queue behind it)
         self.error = False             # status bit 8
         self.cause = ErrorCause.NONE
         self.sequence: Sequence | None = None
@@ -180,6 +199,8 @@ class DeviceModel:
         if error is not None:
             self.raise_error(error)
         self.busy &= ~(1 << bit)
+        if bit == Status.BUSY_WRITE:
+            self.tensor_pending = False
 
     def raise_error(self, cause: ErrorCause):
         """Set the error bit; the cause kept is the first since the last clear."""
@@ -275,7 +296,9 @@ class DeviceModel:
         if cmd is None:
             return self._fail(ErrorCause.UNKNOWN_COMMAND)
         info = COMMANDS[cmd]
-        if self.busy & BUSY_MASK and not info.allowed_while_busy:
+        behind_tensor = (info.behind_tensor_write and self.tensor_pending
+                         and self.busy & BUSY_MASK == 1 << Status.BUSY_WRITE)
+        if self.busy & BUSY_MASK and not info.allowed_while_busy and not behind_tensor:
             return self._fail(ErrorCause.BUSY)
         if self.sequence and cmd not in ALLOWED_IN_SEQUENCE and cmd != self.sequence.cmd:
             return self._fail(ErrorCause.BROKEN_SEQUENCE)
@@ -344,6 +367,7 @@ class DeviceModel:
             return self._fail(error)
         self.busy |= 1 << Status.BUSY_WRITE
         if not info.chunked:
+            self.tensor_pending = True
             self._post(Msg.TENSOR_DONE, len(data))
         elif len(data) == CHUNK_SIZE:
             self.sequence = Sequence(cmd, offset + CHUNK_SIZE)

@@ -4,18 +4,23 @@
 // memory; odd command bytes read it back after the 16 dummy clocks; 0x03
 // returns the bytes 0x33 0x06 0x00 0x00 (a known word, to check the bit order
 // without relying on the host's own encoder).  0x0C drives all DQ lines in
-// its data phase and 0x0D keeps DQ driven after CS_N rises: misbehaviours
-// the transports must detect.  QPI is strapped by DQ1 low when rst falls;
-// msb_first is a pin.  last_cmd/last_clocks/last_bytes report the last
+// its data phase (Q0..Q3 and MISO) and 0x0D keeps its pins driven after CS_N
+// rises: misbehaviours the transports must detect.  The datasheet's pins:
+// MOSI and MISO (SPI), Q0..Q3 (QPI); QPI is strapped by MISO low when rst
+// falls; msb_first is a pin.  last_cmd/last_clocks/last_bytes report the last
 // transaction as the device saw it.
 module host_spi_loopback (
     input  wire       rst,
     input  wire       msb_first,
     input  wire       host_spi_clk,
     input  wire       host_spi_cs_n,
-    input  wire [3:0] host_spi_dq_i,
-    output wire [3:0] host_spi_dq_o,
-    output wire [3:0] host_spi_dq_oe,
+    input  wire       host_spi_mosi,
+    input  wire       host_spi_miso_i,
+    output wire       host_spi_miso_o,
+    output wire       host_spi_miso_oe,
+    input  wire [3:0] host_spi_q_i,
+    output wire [3:0] host_spi_q_o,
+    output wire [3:0] host_spi_q_oe,
     output reg        qpi,
     output reg  [7:0] last_cmd,
     output reg [15:0] last_clocks,
@@ -28,7 +33,10 @@ module host_spi_loopback (
     reg [7:0] mem [0:63];
     reg [7:0] cmd;
 
-    always @(negedge rst) qpi <= ~host_spi_dq_i[1];
+    always @(negedge rst) qpi <= ~host_spi_miso_i;
+
+    // Data lines: the host's on line 0 (SPI: MOSI) or 3..0 (QPI: Q).
+    wire [3:0] host_spi_dq_i = qpi ? host_spi_q_i : {3'b111, host_spi_mosi};
 
     wire [2:0] last_pos = qpi ? 3'd1 : 3'd7;
 
@@ -106,6 +114,9 @@ module host_spi_loopback (
 
     wire selected = !host_spi_cs_n || cmd == CMD_HOLD;
     wire [3:0] lanes = (qpi || cmd == CMD_CLASH) ? 4'b1111 : 4'b0010;
-    assign host_spi_dq_oe = (selected && oe_r) ? lanes : 4'b0000;
-    assign host_spi_dq_o = o_r;
+    wire [3:0] dq_oe = (selected && oe_r) ? lanes : 4'b0000;
+    assign host_spi_q_oe = (qpi || cmd == CMD_CLASH) ? dq_oe : 4'b0000;
+    assign host_spi_q_o = o_r;
+    assign host_spi_miso_oe = (!qpi || cmd == CMD_CLASH) ? dq_oe[1] : 1'b0;
+    assign host_spi_miso_o = o_r[1];
 endmodule

@@ -23,7 +23,7 @@ async def reset(dut, qpi, msb_first, **kwargs):
     await Timer(50, unit="ns")
     dut.rst.value = 0
     await Timer(50, unit="ns")
-    assert int(dut.qpi.value) == int(qpi), "the QPI strap (DQ1 low at reset) was not seen"
+    assert int(dut.qpi.value) == int(qpi), "the QPI strap (MISO low at reset) was not seen"
     return transport
 
 

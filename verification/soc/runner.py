@@ -50,9 +50,9 @@ PUBLIC_SIGNALS = [("tensorsoc", "main_ram")]
 
 def _top_ports():
     """Names of the simulation SoC's top-level ports (soc/platforms/sim.py)."""
-    from soc.platforms.sim import _io, _fast_host_io
+    from soc.platforms.sim import _io, _host_io
     names = []
-    for name, _, *subs in _io + _fast_host_io():
+    for name, _, *subs in _io + _host_io():
         if subs and hasattr(subs[0], "name"):
             names += [f"{name}_{sub.name}" for sub in subs]
         else:

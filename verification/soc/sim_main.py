@@ -37,8 +37,8 @@ async def main(dut):
     say(f"[host] RID   = 0x{rid:08x} ({'tensorsoc' if rid == DEVICE_ID else 'UNEXPECTED'})")
     spec = await dev.spec()
     say("[host] RSpec =")
-    labels = {"hw_type": "hardware type", "tiles": "tiles (PCOREs)", "internal_kib": "internal memory (KiB)",
-              "flash_kib": "flash (KiB)", "external_kib": "external memory (KiB)",
+    labels = {"hw_type": "hardware type", "tiles": "tiles (PCOREs)", "internal_kib": "KiB internal per tile",
+              "flash_kib": "KiB flash per tile", "external_kib": "KiB external per tile",
               "input_bytes": "input tensor (bytes)", "output_bytes": "output tensor (bytes)"}
     for _, size, name in RSPEC_LAYOUT:
         value = spec[name]

@@ -37,7 +37,9 @@ class SimControlBfm:
         # Host port idle (CS_N high, SCLK low, MISO pulled up: SPI), no sensor data.
         self.dut.host_spi_cs_n.value = 1
         self.dut.host_spi_clk.value = 0
-        self.dut.host_spi_dq_i.value = 0xF
+        self.dut.host_spi_mosi.value = 1
+        self.dut.host_spi_miso_i.value = 1
+        self.dut.host_spi_q_i.value = 0xF
         self.dut.sensor_valid.value = 0
         self.dut.sensor_data.value = 0
         await ClockCycles(self.dut.sys_clk, RESET_CYCLES)

@@ -15,6 +15,7 @@ from sw import model_image
 from sw.host.device import DeviceError
 from sw.host.protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
                               decode_rerror)
+from verification.host.device_model import expected_rspec
 from verification.soc.host_env import boot, soc_config
 
 QPI = os.environ.get("TSOC_HOST_QPI", "0") == "1"
@@ -93,8 +94,7 @@ async def rid_and_spec(dut):
     assert await dev.id() == DEVICE_ID
     spec = await dev.spec()
     cfg = soc_config()
-    assert spec == {"hw_type": HW_TYPE_TENSORSOC, "tiles": cfg.np, "internal_kib": cfg.main_ram_size // 1024,
-                    "flash_kib": 0, "external_kib": 0, "input_bytes": 0, "output_bytes": 0}
+    assert spec == {"hw_type": HW_TYPE_TENSORSOC, **expected_rspec(cfg), "input_bytes": 0, "output_bytes": 0}
     assert not (await dev.status()).busy
     await console.wait_for(f"server: ready ({MODE} host port)")
 

@@ -30,7 +30,7 @@ import zlib
 from sw import model_image as mi
 from sw import server_image as si
 from sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
-from verification.host.device_model import Firmware
+from verification.host.device_model import Firmware, expected_rspec
 
 FIRMWARE_RUNS_LAYERS = True
 MAX_LAYERS = 64                  # server.c: RTimings words it can hold
@@ -66,8 +66,7 @@ class ServerFirmwareModel(Firmware):
 
     def _publish_spec(self, dev):
         m = self.model or {"input_bytes": 0, "output_bytes": 0}
-        dev.set_spec(encode_spec(hw_type=HW_TYPE_TENSORSOC, tiles=self.config.np,
-                                 internal_kib=self.config.main_ram_size // 1024, flash_kib=0, external_kib=0,
+        dev.set_spec(encode_spec(hw_type=HW_TYPE_TENSORSOC, **expected_rspec(self.config),
                                  input_bytes=m["input_bytes"], output_bytes=m["output_bytes"]))
         dev.set_expected_input(m["input_bytes"])
 

@@ -125,9 +125,10 @@ class HostBfm:
                 trig = await First(fall_clk, rise_cs)
                 if trig is rise_cs:
                     break
-                host.append(int(t.dq_i.value))
-                oe.append(int(t.dq_oe.value))
-                dev.append(int(t.dq_o.value) & oe[-1] | IDLE & ~oe[-1])
+                h, o, d = t.lines()
+                host.append(h)
+                oe.append(o)
+                dev.append(d)
                 self._clocks = len(host)
             obs = self._rebuild(host, dev, oe)
             if self._reset_clock is not None:
