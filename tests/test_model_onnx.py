@@ -190,6 +190,10 @@ def _w(name, shape):
 ERRORS = {
     "unsupported_op": (lambda: _conv_then("Sigmoid", out_shape=["N", 8, 6, 6]),
                        ["node 'bad' (Sigmoid)", "op type Sigmoid is not supported; supported: Conv, Gemm"]),
+    "softmax": (lambda: G.make_model([helper.make_node("Gemm", ["x", "w"], ["g"], name="fc", transB=1),
+                                      helper.make_node("Softmax", ["g"], ["y"], name="prob")],
+                                     [_w("w", (4, 8))], "x", ["N", 8], "y", ["N", 4]),
+                ["node 'prob' (Softmax)", "export the network without it"]),
     "average_pool": (lambda: _conv_then("AveragePool", {"kernel_shape": [2, 2]}, out_shape=["N", 8, 5, 5]),
                      ["node 'bad' (AveragePool)", "not supported"]),
     "grouped_conv": (lambda: _graph([helper.make_node("Conv", ["x", "w"], ["y"], name="gconv", group=2,

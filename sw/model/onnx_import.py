@@ -189,7 +189,9 @@ def parse_network(model, file="<onnx>"):
                 raise OnnxImportError("the Dropout mask output is used; only the data output is supported", file,
                                       node)
         else:
-            raise OnnxImportError(f"op type {op} is not supported; supported: {SUPPORTED}", file, node)
+            hint = (" (a final Softmax does not change the argmax: export the network without it, its logits)"
+                    if op in ("Softmax", "LogSoftmax") else "")
+            raise OnnxImportError(f"op type {op} is not supported{hint}; supported: {SUPPORTED}", file, node)
         if op not in ("Identity", "Dropout", "Add", "BatchNormalization", "Relu", "Tanh"):
             shape = net.layers[-1].out_shape
         cur = node.output[0]

@@ -155,7 +155,11 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
            "require_accel": require_accel,
            "inference_cycles": total_cycles,
            "roofline": {"peak_macs_per_clock": model.config.np * model.config.vw,
-                        "bus_bytes_per_clock": roofline.bus_bytes_per_clock(model.config)}}
+                        "bus_bytes_per_clock": roofline.bus_bytes_per_clock(model.config)},
+           "outputs": output_values(model, got)}
+    if model.io is not None and model.io.output is not None and model.io.input is not None:
+        from sw.model.dataset import host_values
+        out["prediction"] = int(np.argmax(host_values(model, got)))
     if soft is not None:
         soft_got = soft[0]
         out["software"] = {"bit_exact": soft_got == expected, "mismatched_bytes": mismatch(soft_got),
@@ -163,6 +167,16 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
                            "inference_cycles": soft[3]}
         total = sum(l["cycles"] for l in layers)
         out["speedup"] = out["software"]["cycles"] / total if total else 0.0
+    return out
+
+
+def output_values(model, data):
+    """{output tensor: its real values in stream order} from RTensor bytes."""
+    out = {}
+    for op in model.outputs:
+        n = op.c2h.host_elements(op.c2h_padding)
+        raw = np.frombuffer(bytes(data[op.c2h_offset:op.c2h_offset + 2 * n]), dtype="<i2")
+        out[op.c2h.name] = (raw / float(1 << model.frac_bits)).tolist()
     return out
 
 
