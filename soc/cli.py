@@ -107,9 +107,7 @@ def _dataset_env(args, model):
     from sw.cli import UserError
     from sw.model import dataset as D
     try:
-        x = D.load_array(args.input, "--input")
-        n = len(D.samples(model, x[:1] if x.ndim > len(model.io.sample_shape) else x))
-        n = len(x) if x.ndim > len(model.io.sample_shape) else n
+        n = len(D.samples(model, D.load_array(args.input, "--input")))
         if args.labels:
             D.labels(D.load_array(args.labels, "--labels", "biu"), n)
     except D.DatasetError as e:

@@ -142,3 +142,10 @@ def test_golden_cli_over_the_digits_test_split(tmp_path, capsys):
     assert r["float_accuracy"] > 0.95 and len(r["layers"]) == 4
     assert main(["model", "golden", str(DIGITS / "digits_cnn.yaml"), "--input", str(DIGITS / "test_y.npy")]) == 1
     assert "--input: shape [360]; the model takes samples of shape [1, 8, 8]" in capsys.readouterr().err
+    assert main(["model", "golden", str(DIGITS / "digits_cnn.yaml"), "--input", str(DIGITS / "test_x.npy"),
+                 "--labels", str(DIGITS / "test_x.npy")]) == 1
+    assert "holds float32 values; expected integers (class labels)" in capsys.readouterr().err
+    np.save(tmp_path / "y.npy", np.zeros(359, dtype=np.int64))
+    assert main(["model", "golden", str(DIGITS / "digits_cnn.yaml"), "--input", str(DIGITS / "test_x.npy"),
+                 "--labels", str(tmp_path / "y.npy")]) == 1
+    assert "--labels: shape [359] (int64); expected 360 integer class labels" in capsys.readouterr().err

@@ -84,10 +84,10 @@ def _dataset(args, model):
     from sw.model import dataset as D
     try:
         x = D.load_array(args.input, "--input")
-        D.samples(model, x[:1] if x.ndim > len(model.io.sample_shape) else x)
+        n = len(D.samples(model, x))
         y = D.load_array(args.labels, "--labels", "biu") if args.labels else None
         if y is not None:
-            D.labels(y, len(D.samples(model, x)))
+            D.labels(y, n)
         return x, y
     except D.DatasetError as e:
         raise _user_error(str(e)) from None

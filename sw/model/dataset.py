@@ -141,8 +141,8 @@ def load_array(path, what, dtypes="biuf"):
     except (OSError, ValueError, EOFError) as e:
         raise DatasetError(f"{what} {path}: cannot be read as a numpy array (np.save format): {e}") from None
     if not isinstance(arr, np.ndarray) or arr.dtype.kind not in dtypes:
-        raise DatasetError(f"{what} {path}: holds {getattr(arr, 'dtype', type(arr).__name__)} values; expected "
-                           "real numbers")
+        want = "real numbers" if "f" in dtypes else "integers (class labels)"
+        raise DatasetError(f"{what} {path}: holds {getattr(arr, 'dtype', type(arr).__name__)} values; expected {want}")
     return arr
 
 
