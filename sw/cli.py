@@ -20,6 +20,7 @@ import sys
 COMMAND_MODULES = [
     "soc.cli",
     "soc.bitstream",
+    "soc.fpga_bench",
     "sw.mcore.cli",
     "sw.pcore.cli",
     "sw.host.cli",
@@ -68,4 +69,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m sw.cli`: run the module's imported copy, so that the
+    # UserError the subcommands raise (sw.cli.UserError) is the one caught.
+    from sw.cli import main as _main
+    sys.exit(_main())
