@@ -68,8 +68,9 @@ digits: setup ## a trained CNN end to end: import examples/digits' ONNX, golden 
 test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
-regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/)
+regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/), then every FPGA block's area budget
 	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	TSOC_FPGA_AREA=all $(PYTEST) -q -ra tests/test_fpga_area.py
 
 regress-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { echo "[setup] installing Debian's chromium (the report test opens the HTML report headless)"; \
