@@ -225,12 +225,14 @@ class DeviceModel:
         return self.busy | (self.error << Status.ERROR)
 
     def step(self):
-        """Run one stage of the scheduled work, as if its time had come: every
-        job scheduled now runs, but not the jobs those schedule (they are the
-        next stage).  A scoreboard that cannot know how long the firmware
-        takes releases the work one stage at a time, until the model shows
-        the status the device shows."""
-        self._tick(force=True)
+        """Run one stage of the scheduled work, as if its time had come: the
+        oldest scheduled job (the firmware takes its messages one at a time,
+        in order: a WTensor's, then the Inference queued behind it), not the
+        jobs it schedules (they are later stages).  A scoreboard that cannot
+        know how long the firmware takes releases the work one stage at a
+        time, until the model shows the status the device shows."""
+        if self.jobs:
+            self.jobs.pop(0).action()
 
     def run_pending(self, max_rounds=1000):
         """Let the firmware and hardware finish everything scheduled (as if

@@ -451,7 +451,9 @@ def server_image():
 
 class ModelSeq(HostSeq):
     """A YAML model (model_traffic.ModelTraffic) through the host protocol:
-    WModel in chunks, RSpec, WTensor, Inference, RTensor, RTimings."""
+    WModel in chunks, RSpec, WTensor, Inference (half the time with no
+    status poll before it, as the datasheet's typical cycle), RTensor,
+    RTimings."""
 
     def __init__(self, name, traffic, rng=None, inferences=1):
         super().__init__(name, rng)
@@ -467,8 +469,13 @@ class ModelSeq(HostSeq):
         await self.spec()
         for _ in range(self.inferences):
             await self.send(Cmd.WTENSOR, t.input, tag=f"{t.name}: input")
-            await self.settle()
-            await self.send(Cmd.INFERENCE, tag=f"{t.name}: inference ({t.n_layers} layers)")
+            # Half the time the datasheet's typical inference cycle: Inference
+            # right after WTensor, no status poll (it queues behind the write).
+            literal = self.rng.random() < 0.5
+            if not literal:
+                await self.settle()
+            await self.send(Cmd.INFERENCE, tag=f"{t.name}: inference ({t.n_layers} layers)"
+                            + (", right after WTensor" if literal else ""))
             await self.settle()
             await self.send(Cmd.RTENSOR, read_len=t.output_bytes, tag=f"{t.name}: output")
             await self.send(Cmd.RTIMINGS, read_len=4 * t.n_layers, tag=f"{t.name}: timings")
