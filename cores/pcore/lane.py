@@ -15,10 +15,12 @@ so it needs no wider adder than the truncating shift.
 Three pipeline stages, so that each fits a 50 MHz clock on an ECP5 (see
 docs/pcore.md, "Pipeline"):
 
-A. the product ``a*b`` (the DSP block), ``a << sh``, the rounded shifts of
-   ``a`` and ``acc_in``, ``a+b``/``a-b``, the non-saturating results and the
-   flag;
-B. the rounded product shift (``mul``) and the new accumulator;
+A. the product ``a*b`` (the DSP block), ``a << sh``, ``a+b``/``a-b``, the
+   non-saturating results and the flag, and the operand of the rounding
+   shift (``acc_in`` for ``accr``, ``a`` for ``asr``);
+B. the rounding right shift, one shifter for ``mul`` (the product),
+   ``asr`` and ``accr`` (the three ops never share a clock), and the new
+   accumulator;
 C. saturation of the data result.
 
 Ports (all outputs registered, latency ``LATENCY``):
@@ -59,6 +61,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
     PW = 2 * W                     # product width
     LW = W + SH_MAX + 1            # a << sh, never overflows
+    RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a
     SW = max(AW, LW) + 2           # accumulator-add width
 
     OP_MOV, OP_ADD, OP_SUB, OP_MUL = OP["mov"], OP["add"], OP["sub"], OP["mul"]
@@ -75,7 +78,10 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     a_sh = Signal(intbv(0)[len(sh):])
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))
     a_lsh = sig(-(1 << (LW - 1)), 1 << (LW - 1))
-    a_sat = sig(-(1 << (SW - 1)), 1 << (SW - 1))     # saturating input, all ops but mul
+    a_sat = sig(-(1 << (SW - 1)), 1 << (SW - 1))     # saturating input of add, sub, shl
+    a_rsrc = sig(-(1 << (RW - 1)), 1 << (RW - 1))    # rounding shift's operand: acc_in (accr) or a (asr)
+    a_rnd_prod = Signal(bool(0))                     # the rounding shift takes the product (mul)
+    a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr)
     a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
     a_acc = sig(-(1 << (AW - 1)), 1 << (AW - 1))
     a_flag = Signal(bool(0))
@@ -88,8 +94,6 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
 
     @always(clk.posedge)
     def stage_a():
-        arnd = intbv(0, min=-(1 << AW), max=1 << AW)
-        drnd = intbv(0, min=-(1 << W), max=1 << W)
         dsum = intbv(0, min=-(1 << W), max=1 << W)
         lsh = intbv(0, min=-(1 << (LW - 1)), max=1 << (LW - 1))
         res = intbv(0, min=DMIN, max=DMAX + 1)
@@ -97,13 +101,13 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
         a_prod.next = a * b
         lsh[:] = a << sh
         a_lsh.next = lsh
-        # round-half-up right shifts: (x >> s) + bit s-1 of x
-        if sh == 0:
-            arnd[:] = acc_in
-            drnd[:] = a
+        if op == OP_ACCR:
+            a_rsrc.next = acc_in
         else:
-            arnd[:] = (acc_in >> sh) + ((acc_in >> (sh - 1)) & 1)
-            drnd[:] = (a >> sh) + ((a >> (sh - 1)) & 1)
+            a_rsrc.next = a
+        # stage B's selects, decoded here so that they leave flip-flops
+        a_rnd_prod.next = op == OP_MUL
+        a_rnd_res.next = op == OP_MUL or op == OP_ASR or op == OP_ACCR
 
         a_sat.next = 0
         if op == OP_ADD:
@@ -112,12 +116,8 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
         elif op == OP_SUB:
             dsum[:] = a - b
             a_sat.next = dsum
-        elif op == OP_ASR:
-            a_sat.next = drnd
         elif op == OP_SHL:
             a_sat.next = lsh
-        elif op == OP_ACCR:
-            a_sat.next = arnd
 
         res[:] = 0
         if op == OP_MAX:
@@ -156,15 +156,21 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
 
     @always(clk.posedge)
     def stage_b():
-        prnd = intbv(0, min=-(1 << PW), max=1 << PW)
+        rsrc = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
+        rnd = intbv(0, min=-(1 << RW), max=1 << RW)
         sumw = intbv(0, min=-(1 << (SW - 1)), max=1 << (SW - 1))
 
-        if a_op == OP_MUL:
-            if a_sh == 0:
-                prnd[:] = a_prod
-            else:
-                prnd[:] = (a_prod >> a_sh) + ((a_prod >> (a_sh - 1)) & 1)
-            b_sat.next = prnd
+        # round-half-up right shift: (x >> s) + bit s-1 of x
+        if a_rnd_prod:
+            rsrc[:] = a_prod
+        else:
+            rsrc[:] = a_rsrc
+        if a_sh == 0:
+            rnd[:] = rsrc
+        else:
+            rnd[:] = (rsrc >> a_sh) + ((rsrc >> (a_sh - 1)) & 1)
+        if a_rnd_res:
+            b_sat.next = rnd
         else:
             b_sat.next = a_sat
         if a_op == OP_ADD or a_op == OP_SUB or a_op == OP_MUL or a_op == OP_ASR \
