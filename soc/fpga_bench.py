@@ -29,6 +29,7 @@ test tests/test_fpga_area.py keeps the blocks within them.
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -77,7 +78,6 @@ def _lane(config, build_dir):
 def _pcore(config, build_dir):
     """PCORE 0 of the array with its memories and lanes; the sequencer's
     issue bundle and status (shared by every PCORE) are ports."""
-    from cores.pcore.array import PCOREArrayCore  # noqa: F401  (same import order as the SoC)
     from cores.pcore.lane import generate_verilog
     from cores.pcore.pcore import PCore, TEPort
     from cores.pcore.sequencer import PCORESequencer
@@ -261,7 +261,6 @@ def write_verilog(block, config, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     elab = block.make(config, out_dir)
     sources = []
-    import shutil
     for src in elab.sources:
         src = Path(src)
         if src.resolve().parent != out_dir.resolve():
