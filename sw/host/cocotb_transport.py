@@ -25,7 +25,7 @@ class CocotbTransport(Transport):
     """``period_ns``: SCLK period (default 20 ns = 50 MHz, the datasheet's
     fastest); ``tcse_ns``/``tcsd_ns``/``tcsi_ns``: CS_N enable, disable and
     idle times (datasheet minimums by default).  ``check_release``: check
-    that the device releases DQ while deselected."""
+    that the device releases its pins while deselected."""
 
     def __init__(self, dut, qpi=False, msb_first=False, period_ns=20.0, tcse_ns=100.0, tcsd_ns=100.0,
                  tcsi_ns=200.0, prefix="host_spi_", check_contention=True, check_release=True):

@@ -12,7 +12,7 @@ across its transfers):
 * QPI (``SPI_TX_QUAD | SPI_RX_QUAD``, needs a quad-capable controller):
   a transfer with ``tx_nbits=4`` for the command and data, then one with
   ``rx_nbits=4`` and no transmit buffer for the dummy clocks and the read
-  data, so the host releases DQ[3:0] after the command.  16 dummy clocks at
+  data, so the host releases Q0..Q3 after the command.  16 dummy clocks at
   4 bits a clock are 64 bits, i.e. 8 bytes of the quad receive transfer.
   Quad controllers put the high nibble first, so for the least-significant-
   nibble-first protocol the nibbles of each byte are swapped in software.

@@ -2,7 +2,7 @@
 
 A *transaction* is one CS_N-low period.  The host clocks the command byte,
 then the bytes it writes, then ``dummy_clocks`` clocks during which nobody
-drives (QPI: the host releases DQ[3:0]), then the device's bytes.  Every
+drives (QPI: the host releases Q0..Q3), then the device's bytes.  Every
 transport sees the transaction the same way, as a :class:`Frame`: a number of
 SCLK cycles grouped into byte *slots* (8 clocks in SPI, 2 in QPI).  Error
 injection (partial bytes, missing or extra clocks, any command byte) is the
@@ -122,9 +122,9 @@ class FrameResult:
 
 
 class BitCodec:
-    """Per-clock values of bytes on the wire.  SPI: one bit a clock (MOSI =
-    DQ0 out, MISO = DQ1 in).  QPI: one nibble a clock on DQ[3:0].  LSB/LSN
-    first unless ``msb_first``."""
+    """Per-clock values of bytes on the wire.  SPI: one bit a clock (MOSI
+    out, MISO in).  QPI: one nibble a clock on Q0..Q3 (Q0 the least
+    significant bit).  LSB/LSN first unless ``msb_first``."""
 
     def __init__(self, qpi=False, msb_first=False):
         self.qpi = qpi
