@@ -21,7 +21,6 @@ DEVICE_ID = 0x00000633
 # (CPHA 1).  That is SPI mode 1 (Linux spidev SPI_MODE_1), not mode 0: a
 # mode-0 host samples read data one clock late (docs/host_protocol.md).
 SPI_MODE = 1
-SPI_CPOL, SPI_CPHA = SPI_MODE >> 1 & 1, SPI_MODE & 1
 DUMMY_CLOCKS = 16
 CHUNK_SIZE = 256          # WModel / WServer chunk; a shorter chunk ends the sequence
 WORD = 4                  # data lengths are multiples of this

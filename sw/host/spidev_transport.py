@@ -39,9 +39,6 @@ SPI_CPOL = 0x02
 SPI_LSB_FIRST = 0x08
 SPI_TX_QUAD = 0x200
 SPI_RX_QUAD = 0x800
-SPI_MODE_0 = 0
-SPI_MODE_1 = SPI_CPHA
-SPI_MODES = {0: SPI_MODE_0, 1: SPI_MODE_1, 2: SPI_CPOL, 3: SPI_CPOL | SPI_CPHA}
 
 _IOC_WRITE = 1
 _IOC_READ = 2
@@ -124,7 +121,8 @@ class SpidevTransport(Transport):
             raise TransportError(f"cannot open {path}: {e.strerror}") from e
         self.wire_lsb_first = False
         try:
-            mode = SPI_MODES[SPI_MODE] | ((SPI_TX_QUAD | SPI_RX_QUAD) if qpi else 0)
+            mode = ((SPI_CPOL if SPI_MODE & 2 else 0) | (SPI_CPHA if SPI_MODE & 1 else 0)
+                    | ((SPI_TX_QUAD | SPI_RX_QUAD) if qpi else 0))
             self._ioctl(SPI_IOC_WR_MODE32, struct.pack("<I", mode),
                         f"set SPI mode {SPI_MODE}" + (" with quad I/O" if qpi else ""))
             self._ioctl(SPI_IOC_WR_BITS_PER_WORD, bytes([8]), "set 8 bits per word")

@@ -144,10 +144,7 @@ class TextbookMaster:
         await Timer(self.tcs_ps, unit="ps")
         self.cs_n.value = 1
         self._drive(None)
-        if not self.quad:
-            self.mosi.value = 0
         await Timer(self.tcs_ps, unit="ps")
-        self._check(False, "after CS_N rose")
         if int(self.q_oe.value) or int(self.miso_oe.value):
             raise PinFault("device still drives its pins after CS_N rose")
         return self._bytes(got[len(units) + dummy_clocks:])

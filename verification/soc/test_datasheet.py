@@ -87,8 +87,8 @@ async def datasheet_session(dut, qpi):
     status = await master.read_word(RSTATUS)
     assert status & 0b111 == 0, f"status 0x{status:08x} after boot"
     spec = await master.read(RSPEC, 16)
-    assert spec[0] == 0x54 and spec[1] == expected_rspec(cfg)["tiles"], spec.hex()
     rspec = expected_rspec(cfg)
+    assert spec[0] == 0x54 and spec[1] == rspec["tiles"], spec.hex()
     assert int.from_bytes(spec[2:4], "little") == rspec["internal_kib"], spec.hex()
     assert int.from_bytes(spec[6:8], "little") == rspec["external_kib"], spec.hex()
 
