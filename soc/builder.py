@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from soc.config import SoCConfig, DEFAULT
+from tensorsoc.soc.config import SoCConfig, DEFAULT
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE_DIR = ROOT / "sw" / "firmware"
@@ -98,7 +98,7 @@ class SimSDRAM:
 
 def sim_sdram_board(text):
     """The board an ``--sdram`` argument names, or None (a LiteDRAM module)."""
-    from soc.targets import TARGETS
+    from tensorsoc.soc.targets import TARGETS
     base = text.split(",")[0]
     return base if base in TARGETS else None
 
@@ -112,7 +112,7 @@ def parse_sim_sdram(text):
     minimum line width), e.g. ``ulx3s,l2_line=128``."""
     import dataclasses
     import litedram.modules
-    from soc.targets import TARGETS
+    from tensorsoc.soc.targets import TARGETS
     base, *options = text.split(",")
     board = sim_sdram_board(text)
     if board is not None:
@@ -155,10 +155,10 @@ def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: Sim
     """The simulation SoC; main RAM is integrated RAM, or the simulated
     ``sdram`` behind LiteDRAM."""
     quiet_litex()
-    from soc.platforms.sim import SimPlatform
-    from soc.tensorsoc import TensorSoC
+    from tensorsoc.soc.platforms.sim import SimPlatform
+    from tensorsoc.soc.tensorsoc import TensorSoC
     from litex.build.io import CRG
-    from cores.sim_control import SimClock
+    from tensorsoc.cores.sim_control import SimClock
     platform = SimPlatform()
     clock = SimClock(platform.request("sys_clk"), platform.request("sim_clock"), config.sys_clk_freq)
     platform.add_source(str(SimClock.SOURCE))
@@ -170,7 +170,7 @@ def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: Sim
     soc.add_sim_control()
     # The host port's pins, or the simulation-only master of the fast host
     # path (cores/host_spi/sim_master.py) when its ``en`` port is high.
-    from cores.host_spi.sim_master import add_sim_host_master
+    from tensorsoc.cores.host_spi.sim_master import add_sim_host_master
     soc.sim_host = add_sim_host_master(soc, platform.request("host_spi"), platform.request("host_fast"))
     soc.add_host_port(soc.sim_host.pads, platform.request("sensor"))
     if config.accelerator:
@@ -216,7 +216,7 @@ class SoCBuild:
     # Steps ------------------------------------------------------------------
     def write_headers(self):
         from litex.soc.integration import export
-        from sw import server_image
+        from tensorsoc.sw import server_image
         soc = self.make_soc()
         soc.finalize()
         gen = self.include_dir / "generated"
@@ -230,11 +230,11 @@ class SoCBuild:
             csr_regions=soc.csr_regions, constants=soc.constants, mem_regions=soc.mem_regions))
         write_if_changed(self.include_dir / "tensorsoc_config.h", self.config.c_header())
         write_if_changed(self.include_dir / "server_image.h", server_image.c_header())
-        from sw import model_image
-        from sw.host import protocol
+        from tensorsoc.sw import model_image
+        from tensorsoc.sw.host import protocol
         write_if_changed(self.include_dir / "host_protocol.h", protocol.c_header())
         write_if_changed(self.include_dir / "model_image.h", model_image.c_header())
-        from cores.pcore import soc as pcore_soc
+        from tensorsoc.cores.pcore import soc as pcore_soc
         write_if_changed(self.include_dir / "pcore_regs.h", pcore_soc.c_header())
         write_if_changed(self.include_dir / "firmware.mk", self._firmware_mk(soc))
 
@@ -250,7 +250,7 @@ class SoCBuild:
         sram, rom = regions["sram"], regions["rom"]
         window_base = soc.constants["SERVER_WINDOW_BASE"]
         window_size = soc.constants["SERVER_WINDOW_SIZE"]
-        from sw.server_image import HEADER_SIZE
+        from tensorsoc.sw.server_image import HEADER_SIZE
 
         def ld(flash, flash_size):
             return (f"-Wl,--defsym=__flash=0x{flash:08x} -Wl,--defsym=__flash_size=0x{flash_size:x} "
@@ -331,7 +331,7 @@ class SimBuild(SoCBuild):
 
     def build_simulator(self, jobs=None):
         """Step 4: verilate and compile the harness (skipped when up to date)."""
-        from verification.verilator import setup_env
+        from tensorsoc.verification.verilator import setup_env
         sources = self.verilog_sources()
         inputs = sources + [HARNESS, self.sources_json]
         if self.simulator.exists():
@@ -388,7 +388,7 @@ class SimBuild(SoCBuild):
 
     def server_image(self):
         """The RAM-linked firmware wrapped for the server window."""
-        from sw.server_image import build_image
+        from tensorsoc.sw.server_image import build_image
         return build_image(self.firmware_bin("ram").read_bytes(), self._constants()["SERVER_WINDOW_SIZE"])
 
     def run(self, max_cycles=0, trace=None, quiet=False, stdout=None, run_dir=None, boot_flags=None):

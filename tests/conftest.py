@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from soc.builder import ROOT
+from tensorsoc.soc.builder import ROOT
 
 # The Colorlight i5 bitstream of tests/test_fpga_build.py, built in the
 # background while the rest of the session runs.
@@ -18,7 +18,7 @@ def fpga_build_process(config):
         FPGA_BUILD.mkdir(parents=True, exist_ok=True)
         log = FPGA_BUILD.parent / "colorlight_i5.out"
         with open(log, "w") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "sw.cli", "bitstream", "--board", "colorlight_i5",
+            proc = subprocess.Popen([sys.executable, "-m", "tensorsoc.cli", "bitstream", "--board", "colorlight_i5",
                                      "--build-dir", str(FPGA_BUILD)], cwd=ROOT, stdout=out,
                                     stderr=subprocess.STDOUT)
         config._tsoc_fpga = (proc, log)
@@ -47,8 +47,8 @@ def pytest_unconfigure(config):
 def soc_build():
     """The default-configuration simulation SoC, generated once per session
     under build/test/soc (headers, firmware, Verilog)."""
-    from soc.builder import SimBuild
-    from verification.soc.runner import build_lock
+    from tensorsoc.soc.builder import SimBuild
+    from tensorsoc.verification.soc.runner import build_lock
     build = SimBuild(build_dir=ROOT / "build" / "test" / "soc", log=lambda *_: None)
     with build_lock(build.build_dir):
         build.generate()
@@ -58,7 +58,7 @@ def soc_build():
 @pytest.fixture(scope="session")
 def soc_simulator(soc_build):
     """soc_build with its Verilator harness binary built."""
-    from verification.soc.runner import build_lock
+    from tensorsoc.verification.soc.runner import build_lock
     with build_lock(soc_build.build_dir):
         soc_build.build_simulator()
     return soc_build

@@ -2,8 +2,8 @@
 
 import pytest
 
-from soc.config import DEFAULT, ConfigError, SoCConfig
-from sw import server_image
+from tensorsoc.soc.config import DEFAULT, ConfigError, SoCConfig
+from tensorsoc.sw import server_image
 
 
 def test_default_is_valid_and_exported_to_c():
@@ -50,7 +50,7 @@ def test_server_image_round_trip_and_errors():
 
 
 def test_cli_help_lists_commands():
-    from sw.cli import build_parser
+    from tensorsoc.cli import build_parser
     text = build_parser().format_help()
     for cmd in ("sim", "soc", "bench"):
         assert cmd in text
@@ -70,7 +70,7 @@ def test_default_memory_holds_real_models():
     w = c.windows(0x4000_0000)
     assert w["server"][0] + w["server"][1] == 0x4000_0000 + c.main_ram_size
     assert w["model"][0] + w["model"][1] == w["tensor"][0]
-    from sw.model.frontend import FIRMWARE_RESERVE
+    from tensorsoc.sw.model.frontend import FIRMWARE_RESERVE
     arena = w["model"][0] - 0x4000_0000 - FIRMWARE_RESERVE
     assert arena > 6 * MiB
     # RSpec's internal_kib field is 16 bits.
@@ -79,7 +79,7 @@ def test_default_memory_holds_real_models():
 
 def test_board_memory_configurations_are_valid():
     """Each board's main RAM is its SDRAM, and its host windows fit in it."""
-    from soc.targets import TARGETS
+    from tensorsoc.soc.targets import TARGETS
     for t in TARGETS.values():
         c = t.config
         c.validate()
@@ -104,7 +104,7 @@ def test_bad_memtest_size_is_refused(value):
 # -- simulated SDRAM (tsoc sim --sdram) -----------------------------------------------------
 
 def test_sim_sdram_of_the_boards():
-    from soc.builder import parse_sim_sdram
+    from tensorsoc.soc.builder import parse_sim_sdram
     u = parse_sim_sdram("ulx3s")
     assert (u.module_name, u.data_width, u.size, u.l2_cache_size) == ("MT48LC16M16", 16, 32 * MiB, 8192)
     c = parse_sim_sdram("colorlight_i5")
@@ -125,23 +125,23 @@ def test_sim_sdram_of_the_boards():
                                       ("ulx3s,l3=1", "unknown option 'l3'"), ("ulx3s,l2=x", "not an integer"),
                                       ("ulx3s,l2=1000", "power of 2"), ("ulx3s,l2_line=16", "at least 32")])
 def test_sim_sdram_bad_names(text, msg):
-    from soc.builder import BuildError, parse_sim_sdram
+    from tensorsoc.soc.builder import BuildError, parse_sim_sdram
     with pytest.raises(BuildError, match=msg):
         parse_sim_sdram(text)
 
 
 def test_sim_sdram_smaller_than_main_ram_is_refused(tmp_path):
-    from soc.builder import BuildError, SimBuild, parse_sim_sdram
+    from tensorsoc.soc.builder import BuildError, SimBuild, parse_sim_sdram
     with pytest.raises(BuildError, match="main_ram_size=16777216: the simulated SDR SDRAM M12L64322A"):
         SimBuild(DEFAULT, tmp_path, sdram=parse_sim_sdram("colorlight_i5"))
 
 
 def test_sim_sdram_cli_takes_the_boards_memory_sizes():
-    from soc.cli import _sim_build
-    from sw.cli import build_parser
+    from tensorsoc.soc.cli import _sim_build
+    from tensorsoc.cli import build_parser
     args = build_parser().parse_args(["sim", "--sdram", "colorlight_i5,l2_line=64", "--set", "memtest_size=4096"])
     build = _sim_build(args)
-    from soc.targets import TARGETS
+    from tensorsoc.soc.targets import TARGETS
     board = TARGETS["colorlight_i5"].config
     assert build.config.main_ram_size == board.main_ram_size == 8 * MiB
     assert build.config.model_window_size == board.model_window_size
@@ -153,7 +153,7 @@ def test_sim_sdram_cli_takes_the_boards_memory_sizes():
 def test_sim_soc_with_sdram_elaborates():
     """Main RAM behind LiteDRAM and its SDRAM model: the main_ram region is
     the configuration's size, the host windows at its top."""
-    from soc.builder import make_sim_soc, parse_sim_sdram
+    from tensorsoc.soc.builder import make_sim_soc, parse_sim_sdram
     cfg = DEFAULT.with_overrides(accelerator=0)
     soc = make_sim_soc(cfg, sdram=parse_sim_sdram("ulx3s"))
     soc.finalize()

@@ -15,9 +15,9 @@ import os
 
 import pytest
 
-from soc.builder import ROOT
-from soc.config import DEFAULT
-from soc import fpga_bench as F
+from tensorsoc.soc.builder import ROOT
+from tensorsoc.soc.config import DEFAULT
+from tensorsoc.soc import fpga_bench as F
 
 BUILD = ROOT / "build" / "test" / "fpga-bench"
 # Blocks whose synthesis takes well under a minute at the default
@@ -85,7 +85,7 @@ def test_stat_parser_and_memory_map():
 
 
 def test_cli_errors(capsys):
-    from sw.cli import main
+    from tensorsoc.cli import main
     assert main(["bench", "fpga", "--blocks", "lane,nosuch"]) == 1
     assert "unknown block(s) nosuch" in capsys.readouterr().err
     assert main(["bench", "fpga", "--build-dir", "/tmp/x", "--blocks", "lane"]) == 1
@@ -99,7 +99,7 @@ def test_cli_errors(capsys):
 def test_cli_json(tmp_path, capsys):
     """The smallest block end to end through the command: progress naming
     the tool, the table and the JSON (yosys only: a few seconds)."""
-    from sw.cli import main
+    from tensorsoc.cli import main
     out = tmp_path / "fpga.json"
     assert main(["bench", "fpga", "--blocks", "te_fetch", "--pnr", "never", "--json", str(out),
                  "--set", "vw=4", "--build-dir", str(BUILD / "cli")]) == 0

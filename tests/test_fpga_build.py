@@ -17,7 +17,7 @@ from conftest import FPGA_BUILD, fpga_build_process
 
 @pytest.mark.sim
 def test_colorlight_i5_bitstream(request):
-    from soc.targets import get
+    from tensorsoc.soc.targets import get
     target = get("colorlight_i5")
     proc, log = fpga_build_process(request.config)
     status = proc.wait(timeout=3600)

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from soc.builder import ROOT
-from soc.targets import TARGETS, TargetError, get
+from tensorsoc.soc.builder import ROOT
+from tensorsoc.soc.targets import TARGETS, TargetError, get
 
 BUILD = ROOT / "build" / "test" / "fpga"
 
@@ -17,8 +17,8 @@ BUILD = ROOT / "build" / "test" / "fpga"
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_board_elaborates(name):
     """Firmware against the board's headers, Verilog, .lpf and build script."""
-    from soc.bitstream import BoardBuild
-    from verification.soc.runner import build_lock
+    from tensorsoc.soc.bitstream import BoardBuild
+    from tensorsoc.verification.soc.runner import build_lock
     target = get(name)
     build = BoardBuild(target, build_dir=BUILD / f"{name}-elab", log=lambda *_: None)
     with build_lock(build.build_dir):
@@ -83,8 +83,8 @@ def test_board_configurations():
     """The configurations docs/fpga.md documents: the 85F carries the largest
     accelerator that routes and meets timing (1 x 8 x 4, in sys), with the simulation's PCORE
     memory sizes; the docs' configuration table is the generated one."""
-    from soc.bitstream import config_table_markdown
-    from soc.config import DEFAULT
+    from tensorsoc.soc.bitstream import config_table_markdown
+    from tensorsoc.soc.config import DEFAULT
     ulx3s = get("ulx3s")
     c = ulx3s.config
     assert (c.accelerator, c.np, c.nt, c.vw) == (1, 1, 8, 4)
@@ -119,7 +119,7 @@ def test_unknown_board():
 
 
 def test_cli_lists_boards(capsys):
-    from sw.cli import main
+    from tensorsoc.cli import main
     assert main(["bitstream", "--list"]) == 0
     out = capsys.readouterr().out
     for name in TARGETS:
@@ -136,7 +136,7 @@ def test_sdram_init_replays_litedram_sequence():
     from litedram.common import PhySettings
     from litedram.modules import MT48LC16M16
     from litedram.phy.dfi import Interface
-    from soc.targets.sdram_init import SDRAMInit
+    from tensorsoc.soc.targets.sdram_init import SDRAMInit
 
     class FakeDFII:
         def __init__(self):
@@ -213,7 +213,7 @@ Info: Max frequency for clock '$glbnet$host_spi_clk$TRELLIS_IO_IN': 120.00 MHz (
 
 
 def test_parse_nextpnr_report():
-    from soc.bitstream import parse_nextpnr_report
+    from tensorsoc.soc.bitstream import parse_nextpnr_report
     util, fmax = parse_nextpnr_report(NEXTPNR_REPORT, ("sys", "sys_ps", "accel"))
     assert util["DP16KD"] == {"used": 30, "available": 56}
     by_domain = {c.domain: c for c in fmax}
@@ -224,7 +224,7 @@ def test_parse_nextpnr_report():
 
 
 def test_parse_nextpnr_log_keeps_the_final_figure():
-    from soc.bitstream import parse_nextpnr_log
+    from tensorsoc.soc.bitstream import parse_nextpnr_log
     fmax = {c.domain: c for c in parse_nextpnr_log(NEXTPNR_LOG, ("sys",))}
     assert fmax["sys"].achieved_mhz == 57.51 and fmax["sys"].met
     assert fmax["host_spi_clk"].achieved_mhz == 120.0
@@ -233,8 +233,8 @@ def test_parse_nextpnr_log_keeps_the_final_figure():
 def test_timing_failure_fails_the_build(monkeypatch, capsys):
     """A clock below its constraint: report written, exit status 1, the
     failing domain named."""
-    from soc import bitstream
-    from sw.cli import main
+    from tensorsoc.soc import bitstream
+    from tensorsoc.cli import main
 
     def fake_tools(self):
         report = json.loads(json.dumps(NEXTPNR_REPORT))

@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from sw.cli import UserError
-from sw.host import cli
-from sw.host.protocol import DEVICE_ID
-from verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
+from tensorsoc.cli import UserError
+from tensorsoc.sw.host import cli
+from tensorsoc.sw.host.protocol import DEVICE_ID
+from tensorsoc.verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ TESTS = ["bit_order", "echo", "clock_counts", "timings", "contention"]
 
 def test_cocotb_transport_loopback():
     from cocotb_tools.runner import get_runner
-    from verification.verilator import setup_env
+    from tensorsoc.verification.verilator import setup_env
     setup_env()
     build_dir = REPO / "build" / "host_loopback"
     (build_dir / "results.xml").unlink(missing_ok=True)
@@ -25,7 +25,7 @@ def test_cocotb_transport_loopback():
                  timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
     results = build_dir / "results.xml"
     try:
-        runner.test(test_module="verification.host.loopback_tests", hdl_toplevel="host_spi_loopback",
+        runner.test(test_module="tensorsoc.verification.host.loopback_tests", hdl_toplevel="host_spi_loopback",
                     build_dir=build_dir, results_xml=str(results), timescale=("1ns", "1ps"),
                     extra_env={"PYTHONPATH": str(REPO)}, log_file=build_dir / "test.log")
     except SystemExit:      # the runner exits on failing tests; the results file says which

@@ -13,9 +13,9 @@ CASES = ["spi_mode1_datasheet_cycles", "qpi_miso_grounded_datasheet_cycles", "sp
 
 
 def run(soc_build, name, env, testcase=None):
-    from verification.soc.runner import cocotb_build, cocotb_test
+    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     runner = cocotb_build(soc_build)
-    results = Path(cocotb_test(runner, soc_build, "verification.soc.test_datasheet",
+    results = Path(cocotb_test(runner, soc_build, "tensorsoc.verification.soc.test_datasheet",
                                soc_build.build_dir / f"datasheet_{name}.xml",
                                extra_env={"TSOC_HOST_PATH": "pins", **env}, testcase=testcase))
     cases = ET.parse(results).getroot().findall(".//testcase")
@@ -32,8 +32,8 @@ def test_datasheet_followed_literally(soc_build):
 def test_datasheet_qpi_at_the_ulx3s_clocks(soc_build):
     """QPI (the tighter clock ratio) with the SoC at the ULX3S's clock and
     SCLK at the fastest that board supports (soc/targets/board.py)."""
-    from soc.targets import TARGETS
-    from soc.targets.board import host_sclk_max
+    from tensorsoc.soc.targets import TARGETS
+    from tensorsoc.soc.targets.board import host_sclk_max
     sys_hz = TARGETS["ulx3s"].config.sys_clk_freq
     sclk_hz = host_sclk_max(sys_hz)
     env = {"TSOC_SIM_SYS_PERIOD_NS": str(1e9 / sys_hz), "TSOC_DATASHEET_SCLK_NS": str(1e9 / sclk_hz)}

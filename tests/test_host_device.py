@@ -5,10 +5,10 @@ import asyncio
 
 import pytest
 
-from sw.host.device import Device, DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
-from sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, DEVICE_ID, DUMMY_CLOCKS, HW_TYPE_TENSORSOC, Cmd,
+from tensorsoc.sw.host.device import Device, DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
+from tensorsoc.sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, DEVICE_ID, DUMMY_CLOCKS, HW_TYPE_TENSORSOC, Cmd,
                               ErrorCause, Msg, Status, Window, decode_rerror)
-from verification.host.device_model import DeviceModel, ModelInfo, ModelTransport, ReferenceFirmware
+from tensorsoc.verification.host.device_model import DeviceModel, ModelInfo, ModelTransport, ReferenceFirmware
 
 
 @pytest.fixture(params=[False, True], ids=["spi", "qpi"])

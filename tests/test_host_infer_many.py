@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sw.host import cli
-from sw.host.device import SyncDevice
-from sw.host.protocol import Cmd, Window
-from sw.model import dataset as D
-from sw.model import layout as L
-from sw.model.frontend import load_model
-from verification.golden.cnn import run
-from verification.host.device_model import DeviceModel, ModelInfo, ModelTransport, ReferenceFirmware
+from tensorsoc.sw.host import cli
+from tensorsoc.sw.host.device import SyncDevice
+from tensorsoc.sw.host.protocol import Cmd, Window
+from tensorsoc.sw.model import dataset as D
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.verification.golden.cnn import run
+from tensorsoc.verification.host.device_model import DeviceModel, ModelInfo, ModelTransport, ReferenceFirmware
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "examples" / "digits"

@@ -9,9 +9,9 @@ pytestmark = pytest.mark.sim
 
 
 def run_host_tests(soc_build, name, extra_env=None, testcase=None):
-    from verification.soc.runner import cocotb_build, cocotb_test
+    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     runner = cocotb_build(soc_build)
-    results = Path(cocotb_test(runner, soc_build, "verification.soc.test_host",
+    results = Path(cocotb_test(runner, soc_build, "tensorsoc.verification.soc.test_host",
                                soc_build.build_dir / f"host_{name}.xml", extra_env=extra_env,
                                testcase=testcase))
     cases = ET.parse(results).getroot().findall(".//testcase")
@@ -77,8 +77,8 @@ def test_host_port(soc_build, run):
 def test_host_port_msb_first_build():
     """The MSB-first build option, in SPI and QPI (a second SoC build, with
     the compact memory sizes: the window-bound test fills its model window)."""
-    from soc.builder import ROOT, SimBuild
-    from soc.config import COMPACT_MEMORY, DEFAULT
+    from tensorsoc.soc.builder import ROOT, SimBuild
+    from tensorsoc.soc.config import COMPACT_MEMORY, DEFAULT
     build = SimBuild(DEFAULT.with_overrides(host_msb_first=1, **COMPACT_MEMORY), ROOT / "build" / "test" / "soc-msb",
                      log=lambda *_: None)
     # MSB-first bit order on both paths: the fast path's master shifts LSB

@@ -9,11 +9,11 @@ import struct
 
 import pytest
 
-from sw.host.device import DeviceError, SyncDevice
-from sw.host.protocol import DEVICE_ID, Cmd, ErrorCause
-from sw.host.spidev_transport import SpidevIO, SpidevTransport, reverse_bits
-from sw.host.transport import TransportError
-from verification.host.device_model import DeviceModel, ReferenceFirmware
+from tensorsoc.sw.host.device import DeviceError, SyncDevice
+from tensorsoc.sw.host.protocol import DEVICE_ID, Cmd, ErrorCause
+from tensorsoc.sw.host.spidev_transport import SpidevIO, SpidevTransport, reverse_bits
+from tensorsoc.sw.host.transport import TransportError
+from tensorsoc.verification.host.device_model import DeviceModel, ReferenceFirmware
 
 # Request numbers of <linux/spi/spidev.h> on the common architectures.
 WR_MODE32, WR_LSB_FIRST, WR_BITS, WR_SPEED = 0x40046B05, 0x40016B02, 0x40016B03, 0x40046B04
@@ -147,7 +147,7 @@ def make(qpi=False, msb_first=False, lsb_supported=True, lsb_first_hw=None, **fw
 
 
 def test_request_numbers_match_the_kernel_abi():
-    from sw.host import spidev_transport as s
+    from tensorsoc.sw.host import spidev_transport as s
     assert s.spi_ioc_message(1) == 0x40206B00
     assert s.spi_ioc_message(3) == message_request(3)
     assert (s.SPI_IOC_WR_MODE32, s.SPI_IOC_WR_LSB_FIRST, s.SPI_IOC_WR_BITS_PER_WORD, s.SPI_IOC_WR_MAX_SPEED_HZ) == \
@@ -159,7 +159,7 @@ def test_mode_1_is_set_and_a_mode_0_controller_reads_shifted():
     """The transport asks for SPI mode 1 (CPHA 1), quad bits on top in QPI.
     A controller left in mode 0 (it ignores the request) reads every word one
     clock late: RID's 0x633 shifted left, the pulled-up idle level below."""
-    from sw.host.spidev_transport import SPI_RX_QUAD, SPI_TX_QUAD
+    from tensorsoc.sw.host.spidev_transport import SPI_RX_QUAD, SPI_TX_QUAD
     _, ctl, t = make()
     assert ctl.mode == 1 and SyncDevice(t).id() == DEVICE_ID
     _, ctl, t = make(qpi=True)

@@ -7,10 +7,10 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sw.host.device import SyncDevice
-from sw.host.protocol import DEVICE_ID, ErrorCause, Window
-from sw.host.transport import BitCodec, Frame, default_dummy_clocks
-from verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
+from tensorsoc.sw.host.device import SyncDevice
+from tensorsoc.sw.host.protocol import DEVICE_ID, ErrorCause, Window
+from tensorsoc.sw.host.transport import BitCodec, Frame, default_dummy_clocks
+from tensorsoc.verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
 
 
 def test_codec_known_values():

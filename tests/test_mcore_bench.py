@@ -5,8 +5,8 @@ run took 1.02 s where a quiet one takes 0.84 s), so the timing test checks a
 ratio measured in one run: the preprocessor is linear in the file's length.
 """
 
-from sw.cli import main as tsoc
-from sw.mcore import bench
+from tensorsoc.cli import main as tsoc
+from tensorsoc.sw.mcore import bench
 
 
 def test_generated_file_has_tensor_lines():

@@ -5,12 +5,12 @@ meaning are refused with a message naming them and what to write instead."""
 import numpy as np
 import pytest
 
-from sw.mcore import api, symbols
-from sw.mcore.errors import MCoreError
-from sw.mcore.expand import expand
-from sw.mcore.preprocessor import compile_source
+from tensorsoc.sw.mcore import api, symbols
+from tensorsoc.sw.mcore.errors import MCoreError
+from tensorsoc.sw.mcore.expand import expand
+from tensorsoc.sw.mcore.preprocessor import compile_source
 from test_mcore_errors import SYMS_PATH
-from verification.golden.tensor_exec import Machine
+from tensorsoc.verification.golden.tensor_exec import Machine
 
 SYMS = symbols.load(SYMS_PATH)
 DEFINES = {"p": 0x100, "n": 3, "fmt": 1}

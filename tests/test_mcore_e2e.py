@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import test_mcore_guide as guide
-from sw.cli import main as tsoc
-from sw.mcore import api, isa
-from verification.golden.tensor_exec import Machine
+from tensorsoc.cli import main as tsoc
+from tensorsoc.sw.mcore import api, isa
+from tensorsoc.verification.golden.tensor_exec import Machine
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "sw" / "runtime"

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sw.cli import main as tsoc
-from sw.mcore import symbols
-from sw.mcore.errors import MCoreError
-from sw.mcore.expand import expand
-from sw.mcore.preprocessor import compile_source
+from tensorsoc.cli import main as tsoc
+from tensorsoc.sw.mcore import symbols
+from tensorsoc.sw.mcore.errors import MCoreError
+from tensorsoc.sw.mcore.expand import expand
+from tensorsoc.sw.mcore.preprocessor import compile_source
 
 DATA = pathlib.Path(__file__).parent / "data" / "mcore"
 SYMS_PATH = str(DATA / "guide_symbols.json")

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from sw.mcore import isa
-from verification.golden.tensor_exec import Machine, side_elements, spu_eval
+from tensorsoc.sw.mcore import isa
+from tensorsoc.verification.golden.tensor_exec import Machine, side_elements, spu_eval
 
 ERR = {n: 1 << b for n, (b, _m) in isa.ERRORS.items()}
 

@@ -9,9 +9,9 @@ import re
 import numpy as np
 import pytest
 
-from sw.cli import main as tsoc
-from sw.mcore import api, isa, symbols
-from verification.golden.tensor_exec import Machine
+from tensorsoc.cli import main as tsoc
+from tensorsoc.sw.mcore import api, isa, symbols
+from tensorsoc.verification.golden.tensor_exec import Machine
 
 DATA = pathlib.Path(__file__).parent / "data" / "mcore"
 SYMS_PATH = str(DATA / "guide_symbols.json")
@@ -255,8 +255,8 @@ def test_59_unchecked_cast_dimension_runs_past_the_variable():
     """'+' after a cast dimension (5.9 on 5.6): not bound-checked, so the cast may hold more
     elements than the variable declares and run on into the variables after it; without '+'
     that is the cast error."""
-    from sw.mcore.errors import MCoreError
-    from sw.mcore.preprocessor import compile_source
+    from tensorsoc.sw.mcore.errors import MCoreError
+    from tensorsoc.sw.mcore.preprocessor import compile_source
     m, ins = run(">PCORE[0].THREAD[0].myclass::myfunc.var(56+)[:] <= DDR(p)[0:55];", machine=fresh_with_ddr(56))
     assert ins[0].dst.check_mask == 0b110          # PCORE and THREAD checked, the cast dimension not
     assert list(m.private[0, 0, 0, VAR:VAR + 56]) == [1000 + k for k in range(56)]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sw.cli import main as tsoc
-from sw.mcore import isa
+from tensorsoc.cli import main as tsoc
+from tensorsoc.sw.mcore import isa
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -4,8 +4,8 @@ import pathlib
 
 import numpy as np
 
-from sw.mcore import api, isa, symbols
-from verification.golden.tensor_exec import Machine
+from tensorsoc.sw.mcore import api, isa, symbols
+from tensorsoc.verification.golden.tensor_exec import Machine
 
 SYMS = symbols.load(str(pathlib.Path(__file__).parent / "data" / "mcore" / "brief_symbols.json"))
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from soc.config import SoCConfig
-from sw import model_image as mi
-from sw.model import accel
-from sw.model.compiler import compile_model
-from sw.model.frontend import load_model, parse_model
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw import model_image as mi
+from tensorsoc.sw.model import accel
+from tensorsoc.sw.model.compiler import compile_model
+from tensorsoc.sw.model.frontend import load_model, parse_model
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.yaml"))
 BENCH = sorted((Path(__file__).resolve().parent.parent / "examples" / "bench").glob("*.yaml"))
@@ -25,7 +25,7 @@ def test_example_layers_bit_exact_on_the_reference(path):
 
 
 def test_generated_models_bit_exact_on_the_reference():
-    from verification.uvm.yaml_gen import random_model
+    from tensorsoc.verification.uvm.yaml_gen import random_model
     cfg = SoCConfig()
     ran = 0
     for seed in range(12):

@@ -5,8 +5,8 @@ import copy
 
 import yaml
 
-from sw.model.compiler import compile_model
-from sw.model.frontend import parse_model
+from tensorsoc.sw.model.compiler import compile_model
+from tensorsoc.sw.model.frontend import parse_model
 
 
 def stream_in(name, layout, dims, source="rand_gauss(0, 0.25)", **kw):

@@ -14,11 +14,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sw import model_image as mi
-from sw.model import layout as L
-from sw.model.frontend import load_model, parse_model
-from sw.model.yamlsrc import ModelError
-from verification.golden import cnn
+from tensorsoc.sw import model_image as mi
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model.frontend import load_model, parse_model
+from tensorsoc.sw.model.yamlsrc import ModelError
+from tensorsoc.verification.golden import cnn
 from test_model_common import base_model, build, op, stream_in, to_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_image_checks():
 def test_header_counts_of_examples():
     for path in EXAMPLES:
         model = load_model(path)
-        from sw.model.compiler import compile_model
+        from tensorsoc.sw.model.compiler import compile_model
         h = mi.parse_header(compile_model(model))
         assert h["n_layers"] == model.n_layers == sum(o.kind != "stream" for o in model.ops)
         assert h["input_bytes"] == sum(-(-o.h2c.host_elements(o.h2c_padding) * 2 // 4) * 4 for o in model.inputs)
@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_examples_check_and_compile(path):
-    from sw.model.compiler import compile_model
+    from tensorsoc.sw.model.compiler import compile_model
     model = load_model(path)
     image = compile_model(model)
     assert len(image) <= model.config.model_window_size and model.n_layers >= 3
@@ -229,9 +229,9 @@ def test_col_first_3d_flattens_without_moving_data():
 # -- the command line ------------------------------------------------------------------
 
 def tsoc(monkeypatch, *argv):
-    import sw.cli as cli
-    if "sw.model.cli" not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["sw.model.cli"])
+    import tensorsoc.cli as cli
+    if "tensorsoc.sw.model.cli" not in cli.COMMAND_MODULES:
+        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["tensorsoc.sw.model.cli"])
     return cli.main(list(argv))
 
 
@@ -279,7 +279,7 @@ def test_cli_vw_override_changes_the_rules(monkeypatch, capsys):
 
 # -- fuzz: nothing ends in a traceback -------------------------------------------------------
 
-FIELD_NAMES = sorted({k for s in __import__("sw.model.fields", fromlist=["SCHEMAS"]).SCHEMAS.values() for k in s})
+FIELD_NAMES = sorted({k for s in __import__("tensorsoc.sw.model.fields", fromlist=["SCHEMAS"]).SCHEMAS.values() for k in s})
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 40), st.floats(allow_nan=True),
                     st.lists(st.integers(0, 9), min_size=1, max_size=5),
                     st.text(max_size=12), st.sampled_from(["x", "w", "c", "p", "y", "b", "bn", "lw", "col_first",

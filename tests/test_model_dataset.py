@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sw.cli import main
-from sw.model import dataset as D
-from sw.model.frontend import load_model, parse_model
-from sw.model.yamlsrc import ModelError
-from verification.golden.cnn import quantize, run, run_batch
+from tensorsoc.cli import main
+from tensorsoc.sw.model import dataset as D
+from tensorsoc.sw.model.frontend import load_model, parse_model
+from tensorsoc.sw.model.yamlsrc import ModelError
+from tensorsoc.verification.golden.cnn import quantize, run, run_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "examples" / "digits"

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from soc.config import DEFAULT
-from sw import model_image as mi
-from sw.model.compiler import compile_model
-from sw.model.frontend import load_model
-from sw.model.yamlsrc import ModelError
-from verification.golden import cnn
+from tensorsoc.soc.config import DEFAULT
+from tensorsoc.sw import model_image as mi
+from tensorsoc.sw.model.compiler import compile_model
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.sw.model.yamlsrc import ModelError
+from tensorsoc.verification.golden import cnn
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from sw.model import layout as L
-from verification.golden import cnn
+from tensorsoc.sw.model import layout as L
+from tensorsoc.verification.golden import cnn
 from test_model_common import base_model, build, op
 
 MIN, MAX = -32768, 32767

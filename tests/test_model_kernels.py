@@ -5,14 +5,14 @@ once per model and queues consecutive layers back to back."""
 
 from pathlib import Path
 
-from soc.config import SoCConfig
-from cores.pcore import isa as pisa
-from sw import model_image as mi
-from sw.mcore import isa
-from sw.model import accel
-from sw.model.compiler import compile_model
-from sw.model.frontend import load_model
-from sw.pcore.asm import assemble, relocate
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.cores.pcore import isa as pisa
+from tensorsoc.sw import model_image as mi
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.model import accel
+from tensorsoc.sw.model.compiler import compile_model
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.sw.pcore.asm import assemble, relocate
 
 ROOT = Path(__file__).resolve().parents[1]
 LENET = ROOT / "examples" / "lenet5.yaml"

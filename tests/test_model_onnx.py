@@ -13,11 +13,11 @@ import pytest
 from onnx import helper
 
 import onnx_graphs as G
-from soc.config import SoCConfig
-from sw.model import dataset as D
-from sw.model import onnx_import as OI
-from sw.model.compiler import compile_report
-from verification.golden.cnn import quantize, run, run_batch
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.model import dataset as D
+from tensorsoc.sw.model import onnx_import as OI
+from tensorsoc.sw.model.compiler import compile_report
+from tensorsoc.verification.golden.cnn import quantize, run, run_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "examples" / "digits"
@@ -36,7 +36,7 @@ def tsoc_in(capsys):
     """The command in this process (sw.cli.main): an exception other than
     the CLI's own user error escapes and fails the test (a traceback)."""
     from types import SimpleNamespace
-    from sw.cli import main
+    from tensorsoc.cli import main
 
     def call(*argv):
         code = main([str(a) for a in argv])
@@ -110,7 +110,7 @@ def test_batch_norm_is_folded_exactly():
     m = G.lenet()
     m.graph.output.append(mid)
     ref = ReferenceEvaluator(m).run(["r1"], {"x": x.astype(np.float32)})[0]
-    from verification.golden.cnn import conv_float
+    from tensorsoc.verification.golden.cnn import conv_float
     got = np.stack([conv_float(s.transpose(1, 2, 0), conv.w.transpose(2, 3, 1, 0), bias=conv.b, act="relu")
                     for s in x]).transpose(0, 3, 1, 2)
     assert np.max(np.abs(got - ref)) < 1e-5

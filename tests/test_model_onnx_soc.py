@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 import onnx_graphs as G
-from sw.model import onnx_import as OI
+from tensorsoc.sw.model import onnx_import as OI
 
 pytestmark = pytest.mark.sim
 
@@ -22,7 +22,7 @@ DIGITS_IMAGES = 20
 
 
 def test_imported_models_bit_exact_on_the_soc(soc_build, tmp_path):
-    from verification.soc.runner import cocotb_build, cocotb_test
+    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     rng = np.random.default_rng(7)
     jobs = [{"model": str(DIGITS / "digits_cnn.yaml"), "input": str(DIGITS / "test_x.npy"),
              "labels": str(DIGITS / "test_y.npy"), "count": DIGITS_IMAGES}]
@@ -35,7 +35,7 @@ def test_imported_models_bit_exact_on_the_soc(soc_build, tmp_path):
     for j in jobs:
         j["json"] = str(tmp_path / (Path(j["model"]).stem + "_result.json"))
     runner = cocotb_build(soc_build)
-    results = Path(cocotb_test(runner, soc_build, "verification.soc.test_datasets",
+    results = Path(cocotb_test(runner, soc_build, "tensorsoc.verification.soc.test_datasets",
                                soc_build.build_dir / "datasets.xml",
                                extra_env={"TSOC_DATASETS": json.dumps(jobs), "TSOC_HOST_PATH": "fast"}))
     cases = ET.parse(results).getroot().findall(".//testcase")

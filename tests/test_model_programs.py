@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from soc.config import SoCConfig
-from sw.mcore import isa
-from sw.model import accel
-from sw.model.frontend import load_model, parse_model
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.model import accel
+from tensorsoc.sw.model.frontend import load_model, parse_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "examples").glob("*.yaml")) + sorted((ROOT / "examples" / "bench").glob("*.yaml"))
@@ -73,7 +73,7 @@ def behaviour(i):
 def _models():
     cfg = SoCConfig()
     out = [(p.stem, load_model(p, cfg)) for p in MODELS]
-    from verification.uvm.yaml_gen import random_model
+    from tensorsoc.verification.uvm.yaml_gen import random_model
     for seed in range(12):
         text = random_model(seed)
         out.append((f"gen{seed}", parse_model(text if isinstance(text, str) else text[0], file=f"gen{seed}.yaml",
@@ -271,7 +271,7 @@ def test_every_program_function_is_used():
 
 
 def test_program_function_takes_exactly_its_parameters():
-    from sw.mcore import symbols
+    from tensorsoc.sw.mcore import symbols
     layer = accel.source("layer")
     assert layer.funcs["stage"][0] == ["AT", "SRC", "N"]
     with pytest.raises(ValueError, match="stage"):
@@ -296,10 +296,10 @@ def test_program_sources_preprocess_into_c(tmp_path):
     and bias_pixels need different kernel instances."""
     import shutil
     import subprocess
-    from sw.mcore import symbols
-    from sw.mcore.errors import MCoreError
-    from sw.mcore.preprocessor import compile_source
-    from sw.pcore.asm import assemble
+    from tensorsoc.sw.mcore import symbols
+    from tensorsoc.sw.mcore.errors import MCoreError
+    from tensorsoc.sw.mcore.preprocessor import compile_source
+    from tensorsoc.sw.pcore.asm import assemble
     if not shutil.which("gcc"):
         pytest.skip("host gcc not installed")
     cfg = SoCConfig()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from soc.config import SoCConfig
-from sw.model import accel, roofline
-from sw.model.compiler import compile_model, compile_report
-from sw.model.frontend import load_model
-from sw.model.yamlsrc import ModelError
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.model import accel, roofline
+from tensorsoc.sw.model.compiler import compile_model, compile_report
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.sw.model.yamlsrc import ModelError
 
 ROOT = Path(__file__).resolve().parents[1]
 CNN = ROOT / "examples" / "cnn_instructions.yaml"
@@ -21,9 +21,9 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.yaml")) + sorted((ROOT / "examples
 
 
 def tsoc(monkeypatch, *argv):
-    import sw.cli as cli
-    if "sw.model.cli" not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["sw.model.cli"])
+    import tensorsoc.cli as cli
+    if "tensorsoc.sw.model.cli" not in cli.COMMAND_MODULES:
+        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["tensorsoc.sw.model.cli"])
     return cli.main([str(a) for a in argv])
 
 
@@ -134,7 +134,7 @@ def _c_strings(text):
 def test_firmware_layer_lines_parse():
     """The printf formats of sw/firmware/server.c, filled in, are what
     model_job.LAYER_LINE reads; so is every reason text of accel.c."""
-    from verification.soc.model_job import LAYER_LINE, device_layers, software_lines
+    from tensorsoc.verification.soc.model_job import LAYER_LINE, device_layers, software_lines
     server = (ROOT / "sw" / "firmware" / "server.c").read_text()
     fmts = [f for f in _c_strings(server) if f.startswith("server: layer ")]
     assert len(fmts) == 2, fmts
@@ -160,7 +160,7 @@ def test_firmware_layer_lines_parse():
 
 def _result(engines):
     """A `tsoc sim` result as model_job.run_model builds it, for the default model."""
-    from verification.soc.model_job import _row
+    from tensorsoc.verification.soc.model_job import _row
     model = load_model(CNN, SoCConfig())
     _, rep = compile_report(model)
     progs = {p.layer: p.program for p in rep.layers}
@@ -177,7 +177,7 @@ def _result(engines):
 
 
 def test_sim_report_per_layer_engine_and_roofline():
-    from verification.soc.model_job import print_result
+    from tensorsoc.verification.soc.model_job import print_result
     model, res = _result(["accel", "software", "accel"])
     out = []
     print_result(res, out.append, model.config)
@@ -197,7 +197,7 @@ def test_sim_report_per_layer_engine_and_roofline():
 
 def test_sim_require_accel_fails_on_a_software_layer():
     """`tsoc sim --require-accel`'s device check (sim_main.py)."""
-    from verification.soc.model_job import require_accel_failures
+    from tensorsoc.verification.soc.model_job import require_accel_failures
     assert require_accel_failures(_result(["accel"] * 3)[1]) == []
     got = require_accel_failures(_result(["accel", "software", "accel"])[1])
     assert got == ["layer 1 (TENS_MAXPOOL): no program"]
@@ -258,7 +258,7 @@ def test_bus_width_is_the_tensor_engines():
 
 
 def test_bench_layers_table():
-    from verification.te.cli import format_layers, software_layers
+    from tensorsoc.verification.te.cli import format_layers, software_layers
     cfg = SoCConfig()
     model = load_model(CNN, cfg)
     conv, pool, _ = [op for op in model.ops if op.kind != "stream"]
@@ -279,7 +279,7 @@ def test_bench_layers_table():
 def test_tsoc_sim_require_accel_fails_before_building(monkeypatch, tmp_path, capsys):
     """`tsoc sim --require-accel` refuses a model the compiler leaves in
     software before building anything; without it the run warns and goes on."""
-    import verification.soc.runner as runner
+    import tensorsoc.verification.soc.runner as runner
     builds = []
 
     def no_build(*a, **kw):

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from soc.config import SoCConfig
-from sw.model.yamlsrc import ModelError
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.model.yamlsrc import ModelError
 from test_model_common import base_model, build, op, stream_in, to_yaml
 
 

@@ -8,9 +8,9 @@ the weights rearranged by the engine instead of the compiler."""
 
 import pytest
 
-from soc.config import SoCConfig
-from sw.model import accel
-from sw.model.frontend import parse_model
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.model import accel
+from tensorsoc.sw.model.frontend import parse_model
 
 
 def _stream(name, dims, layout, src="rand_gauss(0, 0.1)"):
@@ -239,8 +239,8 @@ def test_arranged_weights_once_whatever_the_number_of_sequences():
     """Four inference sequences reading the same weights: the accelerator section's arranged
     constants are those of one (a repeated piece is stored once); the image grows only by the
     programs of the extra ops."""
-    from sw import model_image as mi
-    from sw.model.compiler import compile_model
+    from tensorsoc.sw import model_image as mi
+    from tensorsoc.sw.model.compiler import compile_model
     cfg = SoCConfig()
     data = []
     for n in (1, 4):

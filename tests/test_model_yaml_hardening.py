@@ -11,8 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sw.model.frontend import parse_model
-from sw.model.yamlsrc import MAX_DEPTH, ModelError
+from tensorsoc.sw.model.frontend import parse_model
+from tensorsoc.sw.model.yamlsrc import MAX_DEPTH, ModelError
 from test_mcore_fuzz import Tally, report  # noqa: F401  (report prints the counts at the end of the module)
 from test_model_common import base_model, op, stream_in, to_yaml
 

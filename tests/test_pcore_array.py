@@ -8,12 +8,12 @@ import os
 
 import pytest
 
-from soc.config import SoCConfig
+from tensorsoc.soc.config import SoCConfig
 
 
 @pytest.mark.sim
 def test_array_default_config():
-    from verification.pcore.run import run
+    from tensorsoc.verification.pcore.run import run
     tests, fails, results = run(SoCConfig())
     assert tests >= 4 and fails == 0, f"{fails} of {tests} failed: see {results}"
 
@@ -23,7 +23,7 @@ def test_array_default_config():
 @pytest.mark.parametrize("geometry", [dict(np=2, nt=2, vw=4),
                                       dict(np=8, nt=16, vw=8)])
 def test_array_other_geometry(geometry):
-    from verification.pcore.run import run
+    from tensorsoc.verification.pcore.run import run
     tests, fails, results = run(SoCConfig().with_overrides(**geometry))
     assert tests >= 4 and fails == 0, f"{fails} of {tests} failed: see {results}"
 
@@ -33,7 +33,7 @@ def test_add_pcore_array_to_a_litex_soc(tmp_path):
     from litex.build.generic_platform import Pins
     from litex.build.sim import SimPlatform
     from litex.soc.integration.soc_core import SoCMini
-    from cores.pcore.soc import PCOREArray, add_pcore_array
+    from tensorsoc.cores.pcore.soc import PCOREArray, add_pcore_array
 
     from migen.genlib.io import CRG
 
@@ -53,6 +53,6 @@ def test_add_pcore_array_to_a_litex_soc(tmp_path):
 
 def test_register_map_doc_is_current():
     from pathlib import Path
-    from cores.pcore.soc import register_table_markdown
+    from tensorsoc.cores.pcore.soc import register_table_markdown
     doc = (Path(__file__).resolve().parents[1] / "docs" / "pcore.md").read_text()
     assert register_table_markdown() in doc, "docs/pcore.md register table: regenerate from cores/pcore/soc.py"

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from cores.pcore import isa
-from soc.config import SoCConfig
-from sw.pcore.asm import AsmError, assemble, load_image
-from sw.pcore.workloads import KERNELS
+from tensorsoc.cores.pcore import isa
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.pcore.asm import AsmError, assemble, load_image
+from tensorsoc.sw.pcore.workloads import KERNELS
 
 EXAMPLE = """\
 # the example of the symbol-table specification
@@ -115,7 +115,7 @@ def test_memory_limits_follow_the_configuration():
 
 
 def test_cli_asm(tmp_path, capsys):
-    from sw.cli import main
+    from tensorsoc.cli import main
     src = tmp_path / "k.pcore"
     src.write_text(EXAMPLE)
     img, sym, hexf = tmp_path / "k.bin", tmp_path / "k.json", tmp_path / "k.hex"
@@ -134,7 +134,7 @@ def test_cli_asm(tmp_path, capsys):
 
 def test_mcore_preprocessor_reads_the_symbol_table():
     """The MCORE preprocessor's reader accepts what the assembler writes."""
-    symbols = pytest.importorskip("sw.mcore.symbols")
+    symbols = pytest.importorskip("tensorsoc.sw.mcore.symbols")
     p = assemble(sorted(KERNELS.glob("*.pcore")))
     s = symbols.from_dict(p.symbols())
     assert s.functions["convolution"]["exe"] == p.function("convolution", "exe")

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from verification.golden import fixedpoint as fx
+from tensorsoc.verification.golden import fixedpoint as fx
 
 I16 = st.integers(-32768, 32767)
 I32 = st.integers(-(1 << 31), (1 << 31) - 1)

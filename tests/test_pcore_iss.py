@@ -4,11 +4,11 @@ references, lockstep limits, loop/addressing semantics, cycle model, traps."""
 import numpy as np
 import pytest
 
-from cores.pcore import isa
-from soc.config import SoCConfig
-from sw.pcore import workloads
-from sw.pcore.asm import assemble
-from sw.pcore.iss import PcoreISS, PcoreRuntimeError
+from tensorsoc.cores.pcore import isa
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.pcore import workloads
+from tensorsoc.sw.pcore.asm import assemble
+from tensorsoc.sw.pcore.iss import PcoreISS, PcoreRuntimeError
 
 
 def run(wl, process=0, np_=0, nt=0):

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cores.pcore import isa
-from cores.pcore.lane import generate_verilog, module_name
-from verification.pcore.lane_model import expected, stimulus
-from verification.pcore.lane_myhdl import run_lane
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.lane import generate_verilog, module_name
+from tensorsoc.verification.pcore.lane_model import expected, stimulus
+from tensorsoc.verification.pcore.lane_myhdl import run_lane
 
 
 def _check(op, stim, got, width, acc_width):
@@ -57,12 +57,12 @@ def test_lane_converts_to_verilog(tmp_path):
 @pytest.mark.parametrize("width,acc_width,mode", [(4, 8, "exhaustive"), (16, 32, "random")])
 def test_lane_verilog(width, acc_width, mode):
     from cocotb_tools.check_results import get_results
-    from verification.pcore.build import REPO, build_lane
+    from tensorsoc.verification.pcore.build import REPO, build_lane
     runner, bdir, top = build_lane(width, acc_width)
     env = {"TSOC_LANE_WIDTH": str(width), "TSOC_LANE_ACC_WIDTH": str(acc_width), "TSOC_LANE_MODE": mode,
            "TSOC_LANE_VECTORS": os.environ.get("TSOC_LANE_VECTORS", "3000"),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    results = runner.test(test_module="verification.pcore.test_lane", hdl_toplevel=top,
+    results = runner.test(test_module="tensorsoc.verification.pcore.test_lane", hdl_toplevel=top,
                           test_dir=str(bdir / "run"), build_dir=str(bdir / "sim"), extra_env=env)
     tests, fails = get_results(Path(results))
     assert tests == 1 and fails == 0

@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from soc.builder import ROOT
-from verification.regress import cluster
-from verification.regress import plan as P
+from tensorsoc.soc.builder import ROOT
+from tensorsoc.verification.regress import cluster
+from tensorsoc.verification.regress import plan as P
 
 pytestmark = pytest.mark.sim
 
@@ -21,7 +21,7 @@ SEED, N, TEST = 5, 2, "ModelTest"          # the cheapest class: about 10 s a te
 
 
 def test_killed_workers_are_retried_or_reported_lost(monkeypatch, capsys):
-    from sw.cli import main
+    from tensorsoc.cli import main
     out = OUT / "test-dask"
     subprocess.run(["rm", "-rf", str(out)], check=True)
     # The plan's first test loses its worker in the middle of the test once,

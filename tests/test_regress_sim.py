@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from soc.builder import ROOT
+from tensorsoc.soc.builder import ROOT
 
 pytestmark = pytest.mark.sim
 
@@ -19,7 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def regress(*args):
-    from sw.cli import main
+    from tensorsoc.cli import main
     return main(["regress", "-j", "2", "--no-waves-on-fail", "--build-dir", str(OUT / "soc"), *args])
 
 

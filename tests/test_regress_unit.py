@@ -7,15 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from soc.config import SoCConfig
-from sw.host.protocol import CHUNK_SIZE, Cmd, ErrorCause, Status
-from verification.host.device_model import DeviceModel
-from verification.regress import plan as P
-from verification.regress import report
-from verification.uvm import coverage as C
-from verification.uvm import yaml_gen
-from verification.uvm.firmware_model import ServerFirmwareModel
-from verification.uvm.model_traffic import GoldenTable, golden_output, traffic_of
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.host.protocol import CHUNK_SIZE, Cmd, ErrorCause, Status
+from tensorsoc.verification.host.device_model import DeviceModel
+from tensorsoc.verification.regress import plan as P
+from tensorsoc.verification.regress import report
+from tensorsoc.verification.uvm import coverage as C
+from tensorsoc.verification.uvm import yaml_gen
+from tensorsoc.verification.uvm.firmware_model import ServerFirmwareModel
+from tensorsoc.verification.uvm.model_traffic import GoldenTable, golden_output, traffic_of
 
 
 def test_generated_models_are_valid_and_reproducible():
@@ -37,7 +37,7 @@ def test_generated_models_are_valid_and_reproducible():
 def test_checker_refuses_a_broken_generated_model():
     """check() is the real checker: a generated model with one rule broken
     (a channel count not divisible by VW) is refused."""
-    from sw.model.yamlsrc import ModelError
+    from tensorsoc.sw.model.yamlsrc import ModelError
     text = yaml_gen.layerless_model(3).replace("- 8\n", "- 7\n").replace(", 8]", ", 7]")
     with pytest.raises(ModelError, match="divisible"):
         yaml_gen.check(text)
@@ -132,7 +132,7 @@ def test_firmware_model_without_runtime_expects_bad_model():
 
 
 def test_firmware_model_rejects_corrupt_and_invalid_images():
-    from sw import model_image as mi
+    from tensorsoc.sw import model_image as mi
     t = traffic_of(yaml_gen.layerless_model(1), "l1", SoCConfig())
     bad = bytearray(t.image)
     bad[-1] ^= 4
@@ -210,7 +210,7 @@ def test_sweep_slices_cover_every_model_op_bin():
     """The sweep models of all slices together reach every model-op bin that
     is not excluded (read back from the compiled images, as the scoreboard
     samples them), and only the excluded ones are left."""
-    from sw import model_image as mi
+    from tensorsoc.sw import model_image as mi
     cfg = SoCConfig()
     cov = C.Coverage()
     for k in range(C.SWEEP_SLICES):
@@ -237,7 +237,7 @@ def test_firmware_model_server_upload():
     """A valid server image finishes without error and the new server starts
     as a later stage (it forgets the model); a corrupt or mis-sized one is
     BAD_SERVER."""
-    from sw import server_image as si
+    from tensorsoc.sw import server_image as si
     image = si.build_image(bytes(range(256)) * 3 + b"abcd", SoCConfig().server_window_size)
     dev, fw = _server_device(image)
     assert not dev.error and dev.status == 0 and fw.server_starting and len(dev.jobs) == 1
@@ -277,7 +277,7 @@ def test_simulator_package_is_found_shipped_and_checked(tmp_path, monkeypatch):
     uses the scheduler's folder when it sees it with the same key, unpacks
     the shipped tarball (key and executable checked) when it does not, and
     refuses a changed source or a corrupt tarball."""
-    from verification.regress import sim_package as S
+    from tensorsoc.verification.regress import sim_package as S
     monkeypatch.setenv("TSOC_REGRESS_CACHE", str(tmp_path / "cache"))
     build = _fake_build(tmp_path / "soc")
     pkg = S.SimPackage.of(build)

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.sim
 
 
 def test_boot_memtest_uvm(soc_build):
-    from verification.soc.runner import cocotb_build, cocotb_test
+    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     runner = cocotb_build(soc_build)
-    results = Path(cocotb_test(runner, soc_build, "verification.soc.test_boot",
+    results = Path(cocotb_test(runner, soc_build, "tensorsoc.verification.soc.test_boot",
                                soc_build.build_dir / "boot_results.xml"))
     cases = ET.parse(results).getroot().findall(".//testcase")
     assert [c.get("name") for c in cases] == ["boot_memtest"]

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from sw.server_image import HEADER_SIZE
+from tensorsoc.sw.server_image import HEADER_SIZE
 
 pytestmark = pytest.mark.sim
 

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.mark.sim
 def test_engine_matches_the_executor():
-    from verification.te.run import run
+    from tensorsoc.verification.te.run import run
     tests, fails, results = run(testcases=None)
     assert tests >= 2 and fails == 0, f"{fails} of {tests} failed: see {results}"
 
@@ -19,7 +19,7 @@ def test_engine_matches_the_executor():
 @pytest.mark.skipif(not os.environ.get("TSOC_TE_LONG"), reason="set TSOC_TE_LONG=1 for 20000 random instructions x 3 seeds")
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_engine_long_random(seed):
-    from verification.te.run import run
+    from tensorsoc.verification.te.run import run
     tests, fails, results = run(testcases=["random_instructions"],
                                 extra_env={"TSOC_TE_RANDOM": "20000", "TSOC_TE_SEED": str(seed)})
     assert tests == 1 and fails == 0, f"seed {seed}: see {results}"
@@ -29,8 +29,8 @@ def test_engine_long_random(seed):
 def test_engine_activity_trace():
     """LOG_ON records (cycle, busy changes, transfer start/end and attributes)
     match the engine's pins and the executor's trace strings."""
-    from verification.te.run import run
-    tests, fails, results = run(module="verification.te.test_trace")
+    from tensorsoc.verification.te.run import run
+    tests, fails, results = run(module="tensorsoc.verification.te.test_trace")
     assert tests == 1 and fails == 0, f"see {results}"
 
 
@@ -39,8 +39,8 @@ def test_engine_drives_the_real_pcore_array():
     """Kernels on both process spaces of the real PCORE array fed and drained
     by the engine, transfers overlapping the other space's kernel; DDR equals
     the executor + PCORE ISS."""
-    from verification.te.run import run
-    tests, fails, results = run(module="verification.te.test_array", array="real")
+    from tensorsoc.verification.te.run import run
+    tests, fails, results = run(module="tensorsoc.verification.te.test_array", array="real")
     assert tests == 1 and fails == 0, f"see {results}"
 
 
@@ -48,10 +48,10 @@ def test_engine_drives_the_real_pcore_array():
 def test_engine_runs_the_guide_examples():
     """Every transfer example of the programmer guide, compiled by the MCORE
     preprocessor for the guide's geometry (8 PCOREs x 16 threads x 8 lanes)."""
-    from soc.config import SoCConfig
-    from verification.te.run import run
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.te.run import run
     config = SoCConfig().with_overrides(np=8, nt=16, vw=8, pcore_private_words=512, pcore_shared_words=2048)
-    tests, fails, results = run(config, module="verification.te.test_guide", ddr_bytes=64 * 1024)
+    tests, fails, results = run(config, module="tensorsoc.verification.te.test_guide", ddr_bytes=64 * 1024)
     assert tests == 1 and fails == 0, f"see {results}"
 
 
@@ -62,10 +62,10 @@ def test_engine_broadcasts_to_all_pcores_in_one_write():
     about N / VW clocks on chip (N / 2 from DDR), not 4 times that; private
     and shared, partial and out-of-range copies, bit-exact with the executor
     (default geometry, the bench's top)."""
-    from soc.config import SoCConfig
-    from verification.te.cli import BENCH_DDR_BYTES
-    from verification.te.run import run
-    tests, fails, results = run(SoCConfig(), module="verification.te.test_broadcast", ddr_bytes=BENCH_DDR_BYTES)
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.te.cli import BENCH_DDR_BYTES
+    from tensorsoc.verification.te.run import run
+    tests, fails, results = run(SoCConfig(), module="tensorsoc.verification.te.test_broadcast", ddr_bytes=BENCH_DDR_BYTES)
     assert tests == 1 and fails == 0, f"see {results}"
 
 
@@ -75,7 +75,7 @@ def test_bench_meets_the_throughput_targets():
     contiguous transfers on the vector path at >= 80% of the DDR bus and >= 90%
     of VW per clock on chip, PCORE to PCORE included (private, shared, within
     one PCORE and across PCOREs)."""
-    from verification.te.cli import run_bench
+    from tensorsoc.verification.te.cli import run_bench
     rep = run_bench()
     pcore_pairs = [r for r in rep["rows"] if r["kind"].count("PCORE_") == 2]
     assert len(pcore_pairs) == 10, [r["kind"] for r in rep["rows"]]

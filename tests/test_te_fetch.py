@@ -12,12 +12,12 @@ import pytest
 
 @pytest.mark.sim
 def test_fetched_programs_run_bit_exact_at_the_engine_only_time(tmp_path):
-    from soc.config import SoCConfig
-    from verification.te.cli import LAYER_DDR_BYTES
-    from verification.te.run import run
-    from verification.te.top import REPO
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.te.cli import LAYER_DDR_BYTES
+    from tensorsoc.verification.te.run import run
+    from tensorsoc.verification.te.top import REPO
     out = tmp_path / "fetch.json"
-    tests, fails, results = run(SoCConfig(), module="verification.te.test_fetch", ddr_bytes=LAYER_DDR_BYTES,
+    tests, fails, results = run(SoCConfig(), module="tensorsoc.verification.te.test_fetch", ddr_bytes=LAYER_DDR_BYTES,
                                 array="real", quiet=True,
                                 extra_env={"TSOC_LAYER_MODEL": str(REPO / "examples" / "cnn_instructions.yaml"),
                                            "TSOC_LAYER_JSON": str(out)})

@@ -5,7 +5,7 @@ benchmark (conv and linear at 70% of the peak MACs per clock or more)."""
 
 import pytest
 
-from verification.te.cli import LAYER_TARGET, format_layers, run_layers
+from tensorsoc.verification.te.cli import LAYER_TARGET, format_layers, run_layers
 
 
 @pytest.fixture(scope="module")

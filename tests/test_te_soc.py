@@ -1,7 +1,7 @@
 """The TensorEngine's LiteX integration: CSRs the runtime uses, the DMA
 master, the PCORE array wiring (elaboration only; no simulation)."""
 
-from soc.config import SoCConfig
+from tensorsoc.soc.config import SoCConfig
 
 
 def test_add_tensor_engine_to_a_litex_soc(tmp_path):
@@ -9,7 +9,7 @@ def test_add_tensor_engine_to_a_litex_soc(tmp_path):
     from litex.build.sim import SimPlatform
     from litex.soc.integration.soc_core import SoCMini
     from migen.genlib.io import CRG
-    from cores.tensor_engine.core import TensorEngine, add_tensor_engine
+    from tensorsoc.cores.tensor_engine.core import TensorEngine, add_tensor_engine
 
     platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
     soc = SoCMini(platform, clk_freq=int(1e8))
@@ -42,8 +42,8 @@ def test_add_tensor_engine_fetch_to_a_litex_soc(tmp_path):
     from litex.build.sim import SimPlatform
     from litex.soc.integration.soc_core import SoCMini
     from migen.genlib.io import CRG
-    from cores.tensor_engine.core import add_tensor_engine
-    from cores.tensor_engine.fetch import TEFetch, add_tensor_engine_fetch
+    from tensorsoc.cores.tensor_engine.core import add_tensor_engine
+    from tensorsoc.cores.tensor_engine.fetch import TEFetch, add_tensor_engine_fetch
 
     platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
     soc = SoCMini(platform, clk_freq=int(1e8))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sw import te_trace
-from sw.mcore import isa
+from tensorsoc.sw import te_trace
+from tensorsoc.sw.mcore import isa
 
 REPO = Path(__file__).resolve().parents[1]
 K = te_trace.KINDS
@@ -87,7 +87,7 @@ def test_perfetto_trace_is_valid_json_with_one_track_per_process_space():
 
 def test_c_header_is_generated_from_the_format():
     header = (REPO / "sw" / "runtime" / "te_trace.h").read_text()
-    assert te_trace.c_defines() in header, "run: python -m sw.te_trace"
+    assert te_trace.c_defines() in header, "run: python -m tensorsoc.sw.te_trace"
 
 
 MAIN_C = r"""
@@ -112,7 +112,7 @@ def test_c_printer_prints_the_same_report(tmp_path):
 
 
 def test_cli_writes_perfetto_json_and_the_report(tmp_path, capsys):
-    from sw.cli import main
+    from tensorsoc.cli import main
     raw = tmp_path / "trace.txt"
     raw.write_text("# te_trace_raw() output\n" + "\n".join(
         f"{a:08x} {b:08x}" for r in _records() for a, b in [r.words()]) + "\n")

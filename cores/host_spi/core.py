@@ -21,10 +21,10 @@ from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus, CSRStorage
 
-from cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
-from cores.host_spi.pins import connect_lines
-from cores.host_spi.sensor import SensorDMA
-from sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS,
+from tensorsoc.cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
+from tensorsoc.cores.host_spi.pins import connect_lines
+from tensorsoc.cores.host_spi.sensor import SensorDMA
+from tensorsoc.sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS,
                               RERROR_STATUS_SHIFT, Cmd, ErrorCause, Kind, Msg, Status, Window)
 
 _WRITE_WINDOW = {Cmd.WMODEL: Window.MODEL, Cmd.WSERVER: Window.SERVER, Cmd.WTENSOR: Window.TENSOR}

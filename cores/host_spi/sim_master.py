@@ -47,7 +47,7 @@ from migen.genlib.fsm import FSM, NextState, NextValue
 
 from litex.gen import LiteXModule
 
-from cores.host_spi.pins import PIN_INPUTS, PIN_OUTPUTS, pins_record
+from tensorsoc.cores.host_spi.pins import PIN_INPUTS, PIN_OUTPUTS, pins_record
 
 CHUNK_BYTES = 256
 CLOCK_FIELD = 16         # bits of the clock counts (CHUNK_BYTES * 8 clocks fit)

@@ -7,9 +7,9 @@ MCORE uses.  docs/pcore.md describes every port.
 
 from migen import *
 
-from cores.pcore import isa
-from cores.pcore.pcore import PCore, TEPort
-from cores.pcore.sequencer import PCORESequencer
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.pcore import PCore, TEPort
+from tensorsoc.cores.pcore.sequencer import PCORESequencer
 
 
 class PCOREArrayCore(Module):

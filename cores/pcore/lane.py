@@ -26,7 +26,7 @@ C. saturation of the data result.
 Ports (all outputs registered, latency ``LATENCY``):
 
 =========== ====== =========================================================
-``op``      in     operation code (``cores.pcore.isa.OP``)
+``op``      in     operation code (``tensorsoc.cores.pcore.isa.OP``)
 ``a``,``b`` in     signed data operands (``width`` bits)
 ``acc_in``  in     signed accumulator (``acc_width`` bits)
 ``flag_in`` in     lane flag (for ``sel``)
@@ -42,7 +42,7 @@ from pathlib import Path
 
 from myhdl import Signal, always, block, intbv, toVerilog  # noqa: F401
 
-from cores.pcore.isa import LANE_LATENCY, OP, OP_BITS
+from tensorsoc.cores.pcore.isa import LANE_LATENCY, OP, OP_BITS
 
 MODULE_NAME = "tsoc_pcore_lane"
 LATENCY = LANE_LATENCY   # clocks from the operands to the registered outputs

@@ -18,9 +18,9 @@ holds them in the operand registers that feed the lanes, the lanes take
 
 from migen import *
 
-from cores.pcore import isa
-from cores.pcore.isa import LANE_LATENCY
-from cores.pcore.lane import module_name, shift_bits_for
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.isa import LANE_LATENCY
+from tensorsoc.cores.pcore.lane import module_name, shift_bits_for
 
 
 def _bits(n):

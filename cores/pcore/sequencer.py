@@ -11,7 +11,7 @@ The issue bundle (``iss_*``) is registered: PCOREs use it as their stage 0.
 
 from migen import *
 
-from cores.pcore import isa
+from tensorsoc.cores.pcore import isa
 
 
 def _bits(n):

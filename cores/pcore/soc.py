@@ -14,9 +14,9 @@ from litex.gen import LiteXModule
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
 
-from cores.pcore import isa
-from cores.pcore.array import PCOREArrayCore
-from cores.pcore.lane import generate_verilog
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.array import PCOREArrayCore
+from tensorsoc.cores.pcore.lane import generate_verilog
 
 ISA_VERSION = 1
 

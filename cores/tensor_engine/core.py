@@ -8,8 +8,8 @@ from litex.gen import LiteXModule
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRField
 
-from sw.mcore import isa
-from cores.tensor_engine.engine import TensorEngineCore
+from tensorsoc.sw.mcore import isa
+from tensorsoc.cores.tensor_engine.engine import TensorEngineCore
 
 
 class TensorEngine(LiteXModule):
@@ -86,9 +86,9 @@ def connect_pcore_array(te_engine, array):
 def add_tensor_engine(soc, config, name="tensor_engine", pcore_array=None, pcore_origin=None, build_dir=None):
     """Add the TensorEngine (CSRs ``name``, a Wishbone DMA master over main
     RAM) and the PCORE array it drives (``pcore_array``, or a new one added
-    with ``cores.pcore.soc.add_pcore_array``).  Returns (engine, array)."""
+    with ``tensorsoc.cores.pcore.soc.add_pcore_array``).  Returns (engine, array)."""
     if pcore_array is None:
-        from cores.pcore.soc import add_pcore_array
+        from tensorsoc.cores.pcore.soc import add_pcore_array
         pcore_array = add_pcore_array(soc, config, origin=pcore_origin, build_dir=build_dir)
     ddr_base = soc.mem_map["main_ram"]
     engine = TensorEngine(config, ddr_base=ddr_base, ddr_size=config.main_ram_size)

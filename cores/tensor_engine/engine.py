@@ -21,13 +21,13 @@ from migen.genlib.fifo import SyncFIFO
 
 from litex.soc.interconnect import wishbone
 
-from sw.mcore import isa
-from cores.pcore.pcore import TEPort
-from cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS, IDX_BITS
-from cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
-from cores.tensor_engine.vector import VectorPath, eligible
-from cores.tensor_engine.trace import ActivityTrace
-from cores.tensor_engine.spu import StreamProcessor
+from tensorsoc.sw.mcore import isa
+from tensorsoc.cores.pcore.pcore import TEPort
+from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS, IDX_BITS
+from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
+from tensorsoc.cores.tensor_engine.vector import VectorPath, eligible
+from tensorsoc.cores.tensor_engine.trace import ActivityTrace
+from tensorsoc.cores.tensor_engine.spu import StreamProcessor
 
 ERR = {name: 1 << bit for name, (bit, _) in isa.ERRORS.items()}
 OP = {name: v for name, (v, _) in isa.OPCODES.items()}
@@ -99,7 +99,7 @@ class TensorEngineCore(Module):
     ``errors``: sticky ``isa.ERRORS`` bits, ``errors_clear`` clears them.
     CALLBACK tags: ``cb_valid``/``cb_tag``/``cb_pop``.  DDR: Wishbone master
     ``bus`` over bus addresses ``ddr_base .. ddr_base+ddr_size-1``.  PCORE
-    array: ``te`` (master side of ``cores.pcore.pcore.TEPort``: read and
+    array: ``te`` (master side of ``tensorsoc.cores.pcore.pcore.TEPort``: read and
     write channels),
     ``start_*``, ``busy``.
     """

@@ -15,7 +15,7 @@ from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
 
-from cores.tensor_engine.vector import BurstMaster
+from tensorsoc.cores.tensor_engine.vector import BurstMaster
 
 TARGET_QUEUE = 0
 TARGET_IMEM = 1

@@ -10,7 +10,7 @@ through program ``n``, combinationally, at the element rate.
 
 from migen import *
 
-from sw.mcore import isa
+from tensorsoc.sw.mcore import isa
 
 SHIFT = isa.SPU_SEGMENT_SHIFT
 SIZE = isa.SPU_LOOKUP_SIZE

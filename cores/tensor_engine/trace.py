@@ -12,7 +12,7 @@ the buffer is full, records are dropped and the next one stored carries
 from migen import *
 from migen.genlib.fifo import SyncFIFOBuffered
 
-from sw import te_trace as fmt
+from tensorsoc.sw import te_trace as fmt
 
 
 class ActivityTrace(Module):

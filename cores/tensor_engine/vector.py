@@ -28,7 +28,7 @@ from migen.genlib.fifo import SyncFIFO
 
 from litex.soc.interconnect import wishbone
 
-from sw.mcore import isa
+from tensorsoc.sw.mcore import isa
 
 SPACE = {name: v[0] for name, v in isa.SPACES.items()}
 DT = {name: v[0] for name, v in isa.DTYPES.items()}

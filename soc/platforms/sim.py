@@ -42,8 +42,8 @@ def _host_io():
     """SPI/QPI host port (cores/host_spi/): the testbench is the host, on the
     datasheet's pins (cores/host_spi/pins.py: CS_N, CLK, MOSI, MISO, Q0..Q3),
     and the fast host path's master (cores/host_spi/sim_master.py)."""
-    from cores.host_spi.pins import sim_io
-    from cores.host_spi.sim_master import fast_io
+    from tensorsoc.cores.host_spi.pins import sim_io
+    from tensorsoc.cores.host_spi.sim_master import fast_io
     return [sim_io(), fast_io()]
 
 

@@ -2,8 +2,8 @@
 ``TARGET`` (soc.targets.board.BoardTarget).  ``tsoc bitstream --list``
 shows them; docs/fpga.md documents them."""
 
-from soc.targets import colorlight_i5, ulx3s
-from soc.targets.board import BoardTarget, TargetError
+from tensorsoc.soc.targets import colorlight_i5, ulx3s
+from tensorsoc.soc.targets.board import BoardTarget, TargetError
 
 TARGETS = {t.name: t for t in (ulx3s.TARGET, colorlight_i5.TARGET)}
 

@@ -8,7 +8,7 @@ TensorSoC for it.  Each board module in this package defines one ``TARGET``.
 from dataclasses import dataclass, field
 from typing import Callable
 
-from soc.config import SoCConfig
+from tensorsoc.soc.config import SoCConfig
 
 
 # The host protocol's fastest SCLK (inference-engine datasheet: 20 ns cycle).
@@ -55,11 +55,11 @@ class BoardTarget:
         written to ``build_dir``)."""
         from migen import If
         from litedram.phy import GENSDRPHY
-        from soc.builder import quiet_litex
-        from soc.targets.crg import ECP5CRG
-        from soc.targets.host_spi_pins import HostSPIPins
-        from soc.targets.sdram_init import SDRAMInit
-        from soc.tensorsoc import TensorSoC
+        from tensorsoc.soc.builder import quiet_litex
+        from tensorsoc.soc.targets.crg import ECP5CRG
+        from tensorsoc.soc.targets.host_spi_pins import HostSPIPins
+        from tensorsoc.soc.targets.sdram_init import SDRAMInit
+        from tensorsoc.soc.tensorsoc import TensorSoC
 
         quiet_litex()
         config = config or self.config

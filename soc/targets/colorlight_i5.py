@@ -5,9 +5,9 @@ Budget of the 25F: 24k LUT4, 56 DP16KD block RAMs, 28 MULT18X18D.
 
 from litedram.modules import M12L64322A
 
-from soc.config import SoCConfig
-from soc.platforms.colorlight_i5 import ColorlightI5Platform
-from soc.targets.board import BoardTarget
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.soc.platforms.colorlight_i5 import ColorlightI5Platform
+from tensorsoc.soc.targets.board import BoardTarget
 
 TARGET = BoardTarget(
     name="colorlight_i5",

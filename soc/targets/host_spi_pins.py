@@ -12,7 +12,7 @@ from migen import Record, TSTriple
 
 from litex.gen import LiteXModule
 
-from cores.host_spi.pins import HOST_PINS
+from tensorsoc.cores.host_spi.pins import HOST_PINS
 
 Q_LINES = 4
 

@@ -6,9 +6,9 @@ geometry is chosen in docs/fpga.md ("Choosing the configurations").
 
 from litedram.modules import MT48LC16M16
 
-from soc.config import SoCConfig
-from soc.platforms.ulx3s import ULX3SPlatform
-from soc.targets.board import BoardTarget
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.soc.platforms.ulx3s import ULX3SPlatform
+from tensorsoc.soc.targets.board import BoardTarget
 
 TARGET = BoardTarget(
     name="ulx3s",

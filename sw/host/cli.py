@@ -9,18 +9,18 @@
 import sys
 from pathlib import Path
 
-from sw.host.device import DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
-from sw.host.transport import TransportError
+from tensorsoc.sw.host.device import DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
+from tensorsoc.sw.host.transport import TransportError
 
 
 def open_transport(args):
     """The transport named by the arguments (replaced in tests)."""
-    from sw.host.spidev_transport import SpidevTransport
+    from tensorsoc.sw.host.spidev_transport import SpidevTransport
     return SpidevTransport(args.spidev, qpi=args.qpi, msb_first=args.msb_first, speed_hz=args.speed)
 
 
 def _read_file(path):
-    from sw.cli import UserError
+    from tensorsoc.cli import UserError
     try:
         return Path(path).read_bytes()
     except OSError as e:
@@ -53,12 +53,12 @@ def _infer_many(dev, args, out):
     prediction (argmax of the model's real outputs) and the accuracy."""
     import json
     import numpy as np
-    from sw.cli import UserError
-    from sw.model import dataset as D
-    from sw.model.compiler import compile_model
-    from sw.model.frontend import load_model
-    from sw.model.yamlsrc import ModelError
-    from verification.golden.cnn import quantize
+    from tensorsoc.cli import UserError
+    from tensorsoc.sw.model import dataset as D
+    from tensorsoc.sw.model.compiler import compile_model
+    from tensorsoc.sw.model.frontend import load_model
+    from tensorsoc.sw.model.yamlsrc import ModelError
+    from tensorsoc.verification.golden.cnn import quantize
     try:
         model = load_model(args.model)
         x = D.load_array(args.input, "--input")
@@ -93,7 +93,7 @@ def _write_tensor_out(data, args, out):
 
 
 def run(args, out=None):
-    from sw.cli import UserError
+    from tensorsoc.cli import UserError
     out = out or sys.stdout
     try:
         transport = open_transport(args)

@@ -13,7 +13,7 @@ driving a pin it must not (Q while the host drives or the grounded MISO in
 QPI, Q in SPI) or any pin while deselected raises :class:`BusContention`.
 """
 
-from sw.host.transport import BusContention, Frame, FrameResult
+from tensorsoc.sw.host.transport import BusContention, Frame, FrameResult
 
 from .cocotb_transport import CocotbTransport
 

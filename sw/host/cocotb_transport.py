@@ -16,7 +16,7 @@ driving the grounded MISO (QPI) or a Q pin (SPI), or still driving any pin
 while CS_N is high.
 """
 
-from sw.host.transport import BusContention, Frame, FrameResult, Transport, TransportError
+from tensorsoc.sw.host.transport import BusContention, Frame, FrameResult, Transport, TransportError
 
 IDLE_LINES = 0b1111       # pull-ups on Q[3:0]
 

@@ -21,9 +21,9 @@ import asyncio
 import inspect
 from dataclasses import dataclass
 
-from sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, WORD, Cmd, ErrorCause, Status, decode_rerror,
+from tensorsoc.sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, WORD, Cmd, ErrorCause, Status, decode_rerror,
                               decode_spec, status_names)
-from sw.host.transport import Transport
+from tensorsoc.sw.host.transport import Transport
 
 
 class ProtocolUsageError(ValueError):

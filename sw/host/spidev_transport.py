@@ -30,8 +30,8 @@ import os
 import struct
 import time
 
-from sw.host.protocol import SPI_MODE
-from sw.host.transport import Frame, FrameResult, Transport, TransportError
+from tensorsoc.sw.host.protocol import SPI_MODE
+from tensorsoc.sw.host.transport import Frame, FrameResult, Transport, TransportError
 
 # <linux/spi/spidev.h>
 SPI_CPHA = 0x01

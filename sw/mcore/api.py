@@ -2,7 +2,7 @@
 
 ``instructions(text, symbols, defines)`` compiles ``>``-less tensor statements whose
 expressions are all known (literals, NP/NT/VW, ``defines``) into the
-:mod:`sw.mcore.isa` objects the runtime would issue -- the same arithmetic as the
+:mod:`tensorsoc.sw.mcore.isa` objects the runtime would issue -- the same arithmetic as the
 generated C (``lower.SideBuilder`` mirrors ``ztam.c``).  TensorEngine tests use it to
 get reference instructions from the guide's syntax.
 """

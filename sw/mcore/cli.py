@@ -3,7 +3,7 @@
 import json
 import sys
 
-from sw.cli import UserError
+from tensorsoc.cli import UserError
 
 from . import symbols as symbols_mod
 

@@ -1,7 +1,7 @@
 """`tsoc mcore expand`: the element-by-element mapping of one transfer, like the guide's tables.
 
 The mapping comes from the golden executor's address generation
-(:func:`verification.golden.tensor_exec.side_elements`) run on the instruction
+(:func:`tensorsoc.verification.golden.tensor_exec.side_elements`) run on the instruction
 the statement compiles to, so what is printed is what the TensorEngine does.
 """
 
@@ -14,7 +14,7 @@ from .tokens import Source, tokenize
 
 
 def _side_records(plan, side):
-    from verification.golden.tensor_exec import side_elements
+    from tensorsoc.verification.golden.tensor_exec import side_elements
     addr, oob, idx = side_elements(side)
     dim_level = {i: l for l, i in enumerate(plan.levels)}
     out = []

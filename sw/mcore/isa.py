@@ -538,7 +538,7 @@ def _field_table(table, where):
 def docs_markdown():
     """The page ``docs/tensor_isa.md``."""
     L = ["# Tensor instruction format", "",
-         "<!-- Generated from sw/mcore/isa.py by `python -m sw.mcore.isa`: do not edit. -->", "",
+         "<!-- Generated from sw/mcore/isa.py by `python -m tensorsoc.sw.mcore.isa`: do not edit. -->", "",
          "The MCORE sends these instructions to the TensorEngine queue, one 32-bit word at a time",
          "(the runtime's platform hook `ztam_platform_issue()`). The element-level meaning of",
          "every field is specified in [tensor_semantics.md](tensor_semantics.md) and executed by",

@@ -10,7 +10,7 @@ the FOR dimensions from the rightmost FOR directive to the leftmost (guide 5.7).
 The same plan is turned into:
 
 * C calls to the runtime (``ztamSideInit/ztamSideDim/...``), evaluated at run time;
-* an :class:`sw.mcore.isa.Transfer` by :class:`SideBuilder`, the Python mirror of
+* an :class:`tensorsoc.sw.mcore.isa.Transfer` by :class:`SideBuilder`, the Python mirror of
   those runtime calls, when every expression is constant (``expand``, compile-time
   checks, tests comparing the C runtime's words with Python's).
 """

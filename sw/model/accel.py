@@ -8,7 +8,7 @@ lines, the MCORE programmer guide's syntax) of the C functions in
 ``layer.c`` (scratch-pad staging, the final CALLBACK).  Every address and size
 of a model is known when it is compiled (the memory plan places every tensor,
 the windows sit at fixed addresses of the configuration), so this module
-compiles each function it calls with ``sw.mcore.api.instructions`` (the MCORE
+compiles each function it calls with ``tensorsoc.sw.mcore.api.instructions`` (the MCORE
 preprocessor with constant operands): the function's parameters are the
 defines, NP/NT/VW come from the configuration, the PCORE symbols from the
 kernel instance, the process space is that of the pass.  The firmware
@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sw.mcore import api, isa, symbols as symbols_mod
-from sw.pcore.asm import AsmError, assemble, relocate
-from verification.golden.cnn import tanh_shift
+from tensorsoc.sw.mcore import api, isa, symbols as symbols_mod
+from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
+from tensorsoc.verification.golden.cnn import tanh_shift
 
 KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -391,7 +391,7 @@ class _Gen:
     def constant(t):
         """The int16 values of a constant tensor in memory order, or None
         (e.g. a tensor the host streams in at each inference)."""
-        from sw.model import layout as L
+        from tensorsoc.sw.model import layout as L
         if t is None or t.region != "CONST" or t.raw is None:
             return None
         return L.to_memory(t.raw, t.layout)
@@ -760,10 +760,10 @@ def reference_check(model, config, golden=None, arranged=True):
     result with the golden model.  Returns {layer: (program or reason, ok)}.
     ``arranged``: the programs get a DataBlob (as compiled images do); else
     they rearrange the weights from the tensors themselves."""
-    from sw.model import layout as L
-    from sw.pcore.iss import PcoreISS
-    from verification.golden import cnn
-    from verification.golden.tensor_exec import Machine
+    from tensorsoc.sw.model import layout as L
+    from tensorsoc.sw.pcore.iss import PcoreISS
+    from tensorsoc.verification.golden import cnn
+    from tensorsoc.verification.golden.tensor_exec import Machine
 
     golden = golden or cnn.run(model)
     vals = dict(golden.fixed)

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import numpy as np
 
-from soc.config import ConfigError, SoCConfig
+from tensorsoc.soc.config import ConfigError, SoCConfig
 
 
 def _user_error(msg):
-    from sw.cli import UserError
+    from tensorsoc.cli import UserError
     return UserError(msg)
 
 
@@ -30,8 +30,8 @@ def _config(args):
 
 
 def _load(args):
-    from sw.model.frontend import load_model
-    from sw.model.yamlsrc import ModelError
+    from tensorsoc.sw.model.frontend import load_model
+    from tensorsoc.sw.model.yamlsrc import ModelError
     try:
         return load_model(args.file, _config(args))
     except ModelError as e:
@@ -41,8 +41,8 @@ def _load(args):
 def _compile(model, args):
     """(image, CompileReport); with --require-accel a layer left in software
     is an error (exit 1, naming the layer, the op and the rule)."""
-    from sw.model.compiler import compile_report
-    from sw.model.yamlsrc import ModelError
+    from tensorsoc.sw.model.compiler import compile_report
+    from tensorsoc.sw.model.yamlsrc import ModelError
     try:
         return compile_report(model, require_accel=getattr(args, "require_accel", False))
     except ModelError as e:
@@ -58,7 +58,7 @@ def _loud(model, report):
 
 
 def cmd_check(args):
-    from sw.model.compiler import summary
+    from tensorsoc.sw.model.compiler import summary
     model = _load(args)
     image, report = _compile(model, args)
     print(summary(model, image, report))
@@ -68,7 +68,7 @@ def cmd_check(args):
 
 
 def cmd_compile(args):
-    from sw.model.compiler import placement_lines
+    from tensorsoc.sw.model.compiler import placement_lines
     model = _load(args)
     image, report = _compile(model, args)
     Path(args.output).write_bytes(image)
@@ -81,7 +81,7 @@ def cmd_compile(args):
 
 def _dataset(args, model):
     """(X, labels or None) of --input/--labels, checked against the model."""
-    from sw.model import dataset as D
+    from tensorsoc.sw.model import dataset as D
     try:
         x = D.load_array(args.input, "--input")
         n = len(D.samples(model, x))
@@ -94,7 +94,7 @@ def _dataset(args, model):
 
 
 def print_dataset(res, say=print, prefix=""):
-    """The data-set report of ``sw.model.dataset.golden``."""
+    """The data-set report of ``tensorsoc.sw.model.dataset.golden``."""
     n, f = res["images"], res["frac_bits"]
     say(f"{prefix}{n} image(s), output '{res['output']}' ({res['output_count']} values), Q{16 - f}.{f}")
     if "accuracy" in res:
@@ -110,11 +110,11 @@ def print_dataset(res, say=print, prefix=""):
 
 
 def cmd_golden(args):
-    from sw.model import layout as L
-    from verification.golden.cnn import dequantize, run
+    from tensorsoc.sw.model import layout as L
+    from tensorsoc.verification.golden.cnn import dequantize, run
     model = _load(args)
     if args.input:
-        from sw.model import dataset as D
+        from tensorsoc.sw.model import dataset as D
         x, y = _dataset(args, model)
         res = D.golden(model, x, y)
         print_dataset(res)
@@ -169,12 +169,12 @@ def cmd_golden(args):
 
 
 def cmd_import(args):
-    from sw.model import onnx_import as OI
-    from sw.model.compiler import compile_report, placement_lines
-    from sw.model.yamlsrc import ModelError
+    from tensorsoc.sw.model import onnx_import as OI
+    from tensorsoc.sw.model.compiler import compile_report, placement_lines
+    from tensorsoc.sw.model.yamlsrc import ModelError
     cal = None
     if args.calibrate:
-        from sw.model.dataset import DatasetError, load_array
+        from tensorsoc.sw.model.dataset import DatasetError, load_array
         try:
             cal = load_array(args.calibrate, "--calibrate")
         except DatasetError as e:
@@ -218,7 +218,7 @@ def cmd_import(args):
 
 
 def cmd_decode(args):
-    from sw import model_image as mi
+    from tensorsoc.sw import model_image as mi
     try:
         d = mi.decode_image(Path(args.image).read_bytes())
     except (OSError, mi.ModelImageError) as e:
@@ -231,7 +231,7 @@ def cmd_decode(args):
 
 
 def cmd_header(args):
-    from sw import model_image as mi
+    from tensorsoc.sw import model_image as mi
     text = mi.c_header()
     if args.output:
         Path(args.output).write_text(text)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sw import model_image as mi
-from sw.model import layout as L
-from sw.model.yamlsrc import ModelError
-from verification.golden.cnn import tanh_shift, tanh_table
+from tensorsoc.sw import model_image as mi
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model.yamlsrc import ModelError
+from tensorsoc.verification.golden.cnn import tanh_shift, tanh_table
 
 
 def _tensor_entry(t):
@@ -91,8 +91,8 @@ def accel_programs(model, payload, data=None):
     windows, given the payload before the accelerator section (which fixes
     where the constants sit).  {op index: LayerProgram or reason}.  ``data``:
     the DataBlob of the arranged constants (accel_data_base())."""
-    from soc.tensorsoc import MEM_MAP
-    from sw.model import accel
+    from tensorsoc.soc.tensorsoc import MEM_MAP
+    from tensorsoc.sw.model import accel
     cfg = model.config
     main_ram = MEM_MAP["main_ram"]
     win = cfg.windows(main_ram)
@@ -106,7 +106,7 @@ def accel_programs(model, payload, data=None):
 def accel_data_base(model, payload):
     """Bus address of the accelerator section's arranged constants when the
     section follows ``payload`` (mi.with_accel pads it to 4 bytes)."""
-    from soc.tensorsoc import MEM_MAP
+    from tensorsoc.soc.tensorsoc import MEM_MAP
     win = model.config.windows(MEM_MAP["main_ram"])["model"][0]
     return win + mi.HEADER_SIZE + len(payload) + (-len(payload) % 4) + mi.accel_data_offset()
 
@@ -201,13 +201,13 @@ def compile_report(model, accel=None, require_accel=False):
     report = CompileReport()
     if accel:
         cfg = model.config
-        from soc.tensorsoc import MEM_MAP
-        from sw.model.accel import DataBlob
+        from tensorsoc.soc.tensorsoc import MEM_MAP
+        from tensorsoc.sw.model.accel import DataBlob
         data = DataBlob(accel_data_base(model, payload))
         planned = accel_programs(model, payload, data)
         report.layers = _placements(model, planned)
         progs = [p.program for p in report.layers if p.program is not None]
-        from sw.model.accel import kernels_resident
+        from tensorsoc.sw.model.accel import kernels_resident
         section = mi.encode_accel([(p.op_index, p.code, p.origin, p.words, p.macs) for p in progs],
                                   kernels_resident=kernels_resident(progs),
                                   geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
@@ -254,7 +254,7 @@ def placement_lines(model, report):
     """Human-readable: where each compute layer runs and why, with its
     roofline bounds (sw/model/roofline.py); a loud line when the accelerator
     section was dropped."""
-    from sw.model import roofline
+    from tensorsoc.sw.model import roofline
     cfg = model.config
     lines = []
     if report.dropped:

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sw.model import layout as L
-from sw.model.yamlsrc import ModelError, YMap
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model.yamlsrc import ModelError, YMap
 
 LAYOUTS = ("stream", "chw", "features")
 IO_FIELDS = ("input", "sample_shape", "sample_layout", "output", "output_count")
@@ -215,7 +215,7 @@ CHUNK = 256          # images per vectorised golden step (bounds the memory of t
 
 def golden(model, x, y=None, chunk=CHUNK, layers=True):
     """The fixed-point and the float model over a whole data set, vectorised
-    across images (``verification.golden.cnn.run_batch``).  Returns a dict:
+    across images (``tensorsoc.verification.golden.cnn.run_batch``).  Returns a dict:
     ``fixed``/``float`` (N, output_count) real output values, ``raw`` (N,
     output stream) int16 values of the whole output stream,
     ``predictions``/``float_predictions`` (argmax), ``accuracy``/
@@ -223,7 +223,7 @@ def golden(model, x, y=None, chunk=CHUNK, layers=True):
     ``error`` (output max / rms |fixed - float|), ``layers`` (per compute op:
     max and rms error, saturated values), ``seconds`` and ``images_per_second``."""
     import time
-    from verification.golden.cnn import dequantize, quantize, run_batch
+    from tensorsoc.verification.golden.cnn import dequantize, quantize, run_batch
     io = _io(model)
     xs = samples(model, x)
     n = len(xs)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from soc.config import SoCConfig
-from sw.model import fields as F
-from sw.model import layout as L
-from sw.model import sources
-from sw.model.yamlsrc import ModelError, YList, YMap, load
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.model import fields as F
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model import sources
+from tensorsoc.sw.model.yamlsrc import ModelError, YList, YMap, load
 
 DEFAULT_FRAC_BITS = 8
 FIRMWARE_RESERVE = 16 * 1024     # main RAM below the arena kept for the firmware (soc/config.py's minimum)
@@ -236,7 +236,7 @@ class _Parser:
         sequences = [self._sequence(i + 1, s, seqs.lines[i]) for i, s in enumerate(seqs)]
         ordered = self._order(sequences)
         model = self._semantics(ordered)
-        from sw.model.dataset import parse_io
+        from tensorsoc.sw.model.dataset import parse_io
         model.io = parse_io(model, doc.get("io"), self.file)
         return model
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cores.pcore import isa
-from soc.config import SoCConfig
+from tensorsoc.cores.pcore import isa
+from tensorsoc.soc.config import SoCConfig
 
 SYMBOLS_FORMAT = "tensorsoc-pcore-symbols"
 SYMBOLS_VERSION = 1

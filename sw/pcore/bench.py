@@ -14,7 +14,7 @@ from pathlib import Path
 
 def run_bench(config):
     """Returns the bench report (dict)."""
-    from verification.pcore.run import run
+    from tensorsoc.verification.pcore.run import run
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         tests, fails, _ = run(config, testcases=["bench"],

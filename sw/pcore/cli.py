@@ -4,14 +4,14 @@ import json
 import sys
 from pathlib import Path
 
-from soc.config import ConfigError, SoCConfig
+from tensorsoc.soc.config import ConfigError, SoCConfig
 
 
 def _config(args):
     over = {k: v for k, v in (("np", args.np), ("nt", args.nt), ("vw", args.vw),
                               ("pcore_private_words", args.private_words),
                               ("pcore_shared_words", args.shared_words)) if v is not None}
-    from sw.cli import UserError
+    from tensorsoc.cli import UserError
     try:
         return SoCConfig().with_overrides(**over)
     except ConfigError as e:
@@ -34,8 +34,8 @@ def _define(text):
 
 
 def cmd_asm(args):
-    from sw.cli import UserError
-    from sw.pcore.asm import AsmError, assemble
+    from tensorsoc.cli import UserError
+    from tensorsoc.sw.pcore.asm import AsmError, assemble
     for f in args.files:
         if not Path(f).is_file():
             raise UserError(f"{f}: no such file")
@@ -56,8 +56,8 @@ def cmd_asm(args):
 
 
 def cmd_bench(args):
-    from sw.cli import UserError
-    from sw.pcore.bench import format_report, run_bench
+    from tensorsoc.cli import UserError
+    from tensorsoc.sw.pcore.bench import format_report, run_bench
     rep = run_bench(_config(args))
     print(format_report(rep))
     if args.json:

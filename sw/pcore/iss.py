@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cores.pcore import isa
-from soc.config import SoCConfig
-from verification.golden import fixedpoint as fx
+from tensorsoc.cores.pcore import isa
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.verification.golden import fixedpoint as fx
 
 
 class PcoreRuntimeError(Exception):

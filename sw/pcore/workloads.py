@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from soc.config import SoCConfig
-from sw.pcore.asm import assemble
-from verification.golden import fixedpoint as fx
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.pcore.asm import assemble
+from tensorsoc.verification.golden import fixedpoint as fx
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 DMIN, DMAX = fx.data_min(), fx.data_max()

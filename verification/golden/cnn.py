@@ -1,7 +1,7 @@
 """Golden model of the YAML CNN ops: bit-exact fixed point, and float.
 
 The fixed-point functions compute what the TensorEngine + PCOREs must produce,
-bit for bit, using only the rules of :mod:`verification.golden.fixedpoint`:
+bit for bit, using only the rules of :mod:`tensorsoc.verification.golden.fixedpoint`:
 
 * conv / linear: exact products summed in the wrapping 32-bit accumulator
   (``fx.wrap`` of the exact sum == ``fx.dot``, which is order-independent),
@@ -14,7 +14,7 @@ bit for bit, using only the rules of :mod:`verification.golden.fixedpoint`:
   infinity: it never wins against a real element).
 
 The float functions compute the same network in float64 with ``np.tanh`` and
--inf padding; :func:`run` executes a checked model (``sw.model.frontend``) in
+-inf padding; :func:`run` executes a checked model (``tensorsoc.sw.model.frontend``) in
 both and returns every tensor.  docs/models.md states the error bounds.
 """
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sw.mcore import isa
-from sw.model.layout import to_memory
-from verification.golden import fixedpoint as fx
-from verification.golden.tensor_exec import spu_eval
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.model.layout import to_memory
+from tensorsoc.verification.golden import fixedpoint as fx
+from tensorsoc.verification.golden.tensor_exec import spu_eval
 
 TANH_RANGE_LOG2 = 2          # the tanh table spans [-4, 4): tanh(4) = 1 - 7e-4
 
@@ -221,7 +221,7 @@ def _execute(model, g, inputs=None):
 
 
 def run(model):
-    """Execute a checked model (``sw.model.frontend.Model``) in fixed point and
+    """Execute a checked model (``tensorsoc.sw.model.frontend.Model``) in fixed point and
     in float.  Constants and inputs come from their data sources (the float
     model uses the real values before quantisation)."""
     return _execute(model, GoldenRun(model.frac_bits))

@@ -1,6 +1,6 @@
 """Reference executor of tensor instructions: the golden model of the TensorEngine.
 
-It runs decoded instructions (:mod:`sw.mcore.isa`) on numpy memory images:
+It runs decoded instructions (:mod:`tensorsoc.sw.mcore.isa`) on numpy memory images:
 
 * ``ddr`` and ``scratch``: byte arrays.  An INT16 element takes 2 bytes,
   little-endian; UINT8/INT8 take 1 byte.  Addresses are byte addresses.
@@ -43,8 +43,8 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from sw.mcore import isa
-from sw.te_trace import vector_attribute
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.te_trace import vector_attribute
 
 MAX_ELEMENTS = 1 << 24
 _ERR = {name: 1 << bit for name, (bit, _m) in isa.ERRORS.items()}

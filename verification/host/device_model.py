@@ -18,11 +18,11 @@ loads models, runs inferences through a callback and fills RSpec.
 
 from dataclasses import dataclass, field
 
-from sw.host.protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID,
+from tensorsoc.sw.host.protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID,
                               DUMMY_CLOCKS, HW_TYPE_TENSORSOC, WINDOW_OF, WORD, Cmd, ErrorCause, Kind,
                               Msg, Status, Window, clocks_per_byte, decode_command, encode_rerror,
                               encode_spec)
-from sw.host.transport import Frame, FrameResult, Transport
+from tensorsoc.sw.host.transport import Frame, FrameResult, Transport
 
 def expected_rspec(cfg):
     """RSpec bytes 1-7 a tensorsoc of configuration ``cfg`` must return,

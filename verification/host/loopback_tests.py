@@ -8,8 +8,8 @@ import random
 import cocotb
 from cocotb.triggers import Edge, Timer
 
-from sw.host.cocotb_transport import CocotbTransport
-from sw.host.transport import BusContention
+from tensorsoc.sw.host.cocotb_transport import CocotbTransport
+from tensorsoc.sw.host.transport import BusContention
 
 CONFIGS = [(qpi, msb) for qpi in (False, True) for msb in (False, True)]
 ID_BYTES = bytes([0x33, 0x06, 0x00, 0x00])

@@ -13,9 +13,9 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 import cocotb
 
-from cores.pcore import isa
-from cores.pcore.pcore import TEPort
-from cores.pcore.soc import REG
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.pcore import TEPort
+from tensorsoc.cores.pcore.soc import REG
 
 
 def pack(lanes):

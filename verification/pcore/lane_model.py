@@ -9,9 +9,9 @@ import itertools
 
 import numpy as np
 
-from cores.pcore import isa
-from cores.pcore.lane import shift_bits_for
-from verification.golden import fixedpoint as fx
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.lane import shift_bits_for
+from tensorsoc.verification.golden import fixedpoint as fx
 
 INPUTS = {  # which inputs each operation depends on
     "mov": "a", "add": "ab", "sub": "ab", "mul": "abh", "max": "ab", "min": "ab", "relu": "a",

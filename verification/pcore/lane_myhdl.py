@@ -3,7 +3,7 @@
 import numpy as np
 from myhdl import Simulation, StopSimulation, always, block, delay, instance
 
-from cores.pcore.lane import LATENCY, lane_signals, pcore_lane
+from tensorsoc.cores.pcore.lane import LATENCY, lane_signals, pcore_lane
 
 
 def run_lane(stim, width, acc_width):

@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from verification.pcore.build import REPO, TOPLEVEL, build
+from tensorsoc.verification.pcore.build import REPO, TOPLEVEL, build
 
 
 class SimulationFailed(Exception):
@@ -17,7 +17,7 @@ def run(config, testcases=None, extra_env=None, waves=False, quiet=False):
     Returns (tests, failures, results_xml).  ``quiet`` sends the build and
     simulation output to build.log / sim.log in the build directory."""
     from cocotb_tools.check_results import get_results
-    from verification.pcore.build import build_dir_for
+    from tensorsoc.verification.pcore.build import build_dir_for
     logs = build_dir_for(config)
     logs.mkdir(parents=True, exist_ok=True)
     runner, bdir = build(config, waves=waves, log_file=str(logs / "build.log") if quiet else None)
@@ -26,7 +26,7 @@ def run(config, testcases=None, extra_env=None, waves=False, quiet=False):
     env = {"TSOC_PCORE_CONFIG": json.dumps(overrides),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
-    results = runner.test(test_module="verification.pcore.test_array", hdl_toplevel=TOPLEVEL,
+    results = runner.test(test_module="tensorsoc.verification.pcore.test_array", hdl_toplevel=TOPLEVEL,
                           testcase=testcases, extra_env=env, waves=waves,
                           test_dir=str(bdir / "run"), build_dir=str(bdir / "sim"),
                           log_file=str(bdir / "sim.log") if quiet else None)

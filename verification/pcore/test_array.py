@@ -14,13 +14,13 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 import cocotb
 
-from cores.pcore import isa
-from cores.pcore.soc import ISA_VERSION
-from soc.config import SoCConfig
-from sw.pcore import workloads
-from sw.pcore.asm import assemble
-from sw.pcore.iss import PcoreISS
-from verification.pcore.bfm import PcoreArrayBFM
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.soc import ISA_VERSION
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.pcore import workloads
+from tensorsoc.sw.pcore.asm import assemble
+from tensorsoc.sw.pcore.iss import PcoreISS
+from tensorsoc.verification.pcore.bfm import PcoreArrayBFM
 
 
 def _config():
@@ -231,7 +231,7 @@ async def bench(dut):
 async def test_random_programs(dut):
     """Random instruction sequences: hardware and ISS stay identical (private
     memory, registers, accumulators, flags and counters) across many kernels."""
-    from verification.pcore.random_programs import draw
+    from tensorsoc.verification.pcore.random_programs import draw
     bfm = await _setup(dut)
     c = bfm.config
     rng = np.random.default_rng(int(os.environ.get("TSOC_PCORE_SEED", "99")))

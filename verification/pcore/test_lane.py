@@ -9,9 +9,9 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 import cocotb
 
-from cores.pcore import isa
-from cores.pcore.lane import LATENCY
-from verification.pcore.lane_model import expected, stimulus
+from tensorsoc.cores.pcore import isa
+from tensorsoc.cores.pcore.lane import LATENCY
+from tensorsoc.verification.pcore.lane_model import expected, stimulus
 
 
 def _signed(v, bits):

@@ -10,8 +10,8 @@ import os
 import time
 from pathlib import Path
 
-from verification.regress import cluster, report, testrun
-from verification.regress import plan as P
+from tensorsoc.verification.regress import cluster, report, testrun
+from tensorsoc.verification.regress import plan as P
 
 ROOT = testrun.ROOT
 
@@ -38,15 +38,15 @@ class Progress:
 
 
 def cmd_regress(args):
-    from soc.builder import SimBuild
-    from verification.regress.sim_package import SimPackage
-    from verification.soc.runner import cocotb_build
-    from verification.uvm.firmware_model import expectation
+    from tensorsoc.soc.builder import SimBuild
+    from tensorsoc.verification.regress.sim_package import SimPackage
+    from tensorsoc.verification.soc.runner import cocotb_build
+    from tensorsoc.verification.uvm.firmware_model import expectation
     if args.rerun:
         try:
             specs = [P.TestSpec.parse(args.rerun)]
         except ValueError as e:
-            from sw.cli import UserError
+            from tensorsoc.cli import UserError
             raise UserError(str(e)) from None
     else:
         specs = P.plan(args.seed, args.n, tuple(args.tests) if args.tests else P.TEST_CLASSES)

@@ -25,9 +25,9 @@ from pathlib import Path
 import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed, get_worker
 
-from verification.regress import plan as P
-from verification.regress import testrun
-from verification.regress.sim_package import SimPackage, SimulatorPlugin, describe, locate
+from tensorsoc.verification.regress import plan as P
+from tensorsoc.verification.regress import testrun
+from tensorsoc.verification.regress.sim_package import SimPackage, SimulatorPlugin, describe, locate
 
 EVENTS = "tsoc-regress"          # the topic of the workers' events (Worker.log_event)
 OUT_MARKER = ".tsoc-regress-out"

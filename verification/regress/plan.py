@@ -16,7 +16,7 @@ MODEL_PINS_EVERY-th model test, which runs them at pin level too."""
 import random
 from dataclasses import dataclass
 
-from verification.uvm.coverage import SWEEP_SLICES
+from tensorsoc.verification.uvm.coverage import SWEEP_SLICES
 
 TEST_CLASSES = ("ErrorInjectionTest", "ModelTest", "RandomTrafficTest", "MixedTest", "SweepTest", "CornerTest")
 MODES = ("spi", "qpi", "spi-msb", "qpi-msb")

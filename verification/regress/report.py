@@ -8,7 +8,7 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from verification.uvm.coverage import merge, summary
+from tensorsoc.verification.uvm.coverage import merge, summary
 
 
 def verdict(result):

@@ -53,7 +53,7 @@ def _source_files(build_dir):
 
 
 def _executable(build_dir):
-    from verification.soc.runner import sim_dir
+    from tensorsoc.verification.soc.runner import sim_dir
     return sim_dir(SimpleNamespace(build_dir=Path(build_dir))) / TOPLEVEL
 
 
@@ -154,9 +154,9 @@ def _unpack(pkg, data, dest):
 
 def _build_here(pkg, dest):
     """Builds the configuration on this machine and checks its sources give the key."""
-    from soc.builder import SimBuild
-    from soc.config import SoCConfig
-    from verification.soc.runner import cocotb_build
+    from tensorsoc.soc.builder import SimBuild
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.soc.runner import cocotb_build
     build = SimBuild(SoCConfig(**pkg.config), dest, log=log.info)
     cocotb_build(build)
     own = _executable_digest(dest)          # a build of the same sources: the executable is this machine's

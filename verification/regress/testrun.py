@@ -11,7 +11,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from verification.regress import report
+from tensorsoc.verification.regress import report
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a test leaves in its folder (a waveform run adds waves.log, waves.fst).
@@ -54,7 +54,7 @@ def simulate(spec, build_dir, config, test_dir, fault=None, waves=False, kill_wo
             "out": str(test_dir), "fault": fault, "build_dir": str(build_dir), "config": config, "waves": waves}
     t0 = time.monotonic()
     with open(log, "w") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "verification.regress.worker", json.dumps(args)],
+        proc = subprocess.Popen([sys.executable, "-m", "tensorsoc.verification.regress.worker", json.dumps(args)],
                                 stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
                                 env=dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1"))
         if kill_worker:

@@ -30,9 +30,9 @@ def end_session_with_parent():
 
 def run(spec):
     import cocotb
-    from soc.builder import SimBuild
-    from soc.config import SoCConfig
-    from verification.soc.runner import cocotb_runner, cocotb_test
+    from tensorsoc.soc.builder import SimBuild
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.soc.runner import cocotb_runner, cocotb_test
     build = SimBuild(SoCConfig(**spec["config"]), spec["build_dir"], log=lambda *_: None)
     out = Path(spec["out"])
     env = {"TSOC_SEED": str(spec["seed"]), "TSOC_HOST_QPI": "1" if spec["mode"].startswith("qpi") else "0",
@@ -45,7 +45,7 @@ def run(spec):
         env["TSOC_UVM_FAULT"] = spec["fault"]
     results = out / "results.xml"
     runner = cocotb_runner(build, waves=spec.get("waves", False))     # the scheduler built it once
-    cocotb_test(runner, build, "verification.uvm.tests", results, waves=spec.get("waves", False),
+    cocotb_test(runner, build, "tensorsoc.verification.uvm.tests", results, waves=spec.get("waves", False),
                 extra_env=env, testcase=[spec["test"]], trace_file=out / "waves.fst" if spec.get("waves") else None)
     cases = ET.parse(results).getroot().findall(".//testcase")
     bad = [c for c in cases if c.find("failure") is not None or c.find("error") is not None]

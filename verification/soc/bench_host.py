@@ -15,8 +15,8 @@ TESTS = ["rid_and_spec", "protocol_errors", "wtensor_throughput"]
 
 
 def run(build=None, sys_mhz=SYS_MHZ, log=print):
-    from soc.builder import SimBuild
-    from verification.soc.runner import cocotb_build, cocotb_test
+    from tensorsoc.soc.builder import SimBuild
+    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     build = build or SimBuild(log=lambda *_: None)
     runner = cocotb_build(build)
     rows = []
@@ -29,7 +29,7 @@ def run(build=None, sys_mhz=SYS_MHZ, log=print):
             env = {"TSOC_HOST_QPI": "1" if mode == "QPI" else "0", "TSOC_SIM_SYS_PERIOD_NS": str(1e3 / mhz),
                    "TSOC_RESULT_JSON": str(rate_json), "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
             try:
-                cocotb_test(runner, build, "verification.soc.test_host", xml, extra_env=env, testcase=TESTS)
+                cocotb_test(runner, build, "tensorsoc.verification.soc.test_host", xml, extra_env=env, testcase=TESTS)
             except (SystemExit, RuntimeError):
                 pass
             cases = ET.parse(xml).getroot().findall(".//testcase") if xml.exists() else []

@@ -8,11 +8,11 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
 
-from cores.sim_control import BOOT_FLAG
-from soc.config import SoCConfig
-from sw.host.cocotb_transport import CocotbTransport
-from sw.host.device import Device
-from verification.soc.uart_agent import UartStreamBfm
+from tensorsoc.cores.sim_control import BOOT_FLAG
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.sw.host.cocotb_transport import CocotbTransport
+from tensorsoc.sw.host.device import Device
+from tensorsoc.verification.soc.uart_agent import UartStreamBfm
 
 SKIP_MEMTEST = BOOT_FLAG["skip_memtest"]
 TE_TRACE = BOOT_FLAG["te_trace"]       # firmware prints the TensorEngine trace of each accelerated layer
@@ -59,7 +59,7 @@ def host_path(default="pins"):
 def host_transport(dut, sys_period_ps, qpi=False, msb_first=False, path=None, **kwargs):
     """The host transport of ``path`` (default: :func:`host_path`), strapped."""
     if (path or host_path()) == "fast":
-        from sw.host.cocotb_fast_transport import CocotbFastTransport
+        from tensorsoc.sw.host.cocotb_fast_transport import CocotbFastTransport
         transport = CocotbFastTransport(dut, qpi=qpi, msb_first=msb_first, **kwargs)
         transport.set_sys_period(sys_period_ps)
     else:

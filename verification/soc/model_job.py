@@ -11,8 +11,8 @@ import re
 
 import numpy as np
 
-from sw.model import layout as L
-from sw.model import roofline
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model import roofline
 
 # sw/firmware/server.c, one per layer after each inference:
 #   server: layer 0 op 1 CONV on the accelerator, 9612 cycles
@@ -50,7 +50,7 @@ def software_lines(lines):
 
 def golden_io(model):
     """(golden run, input bytes, expected output bytes)."""
-    from verification.golden.cnn import run
+    from tensorsoc.verification.golden.cnn import run
     g = run(model)
     return g, L.host_input(model, g.fixed), L.host_output(model, g.fixed)
 
@@ -111,8 +111,8 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
     come from the server's per-layer lines (without it: not known, cycles
     from RTimings).  ``require_accel``: the compiler refuses a model with a
     layer it cannot put on the accelerator (sw.model.yamlsrc.ModelError)."""
-    from sw.model.compiler import compile_model, compile_report
-    from verification.golden.cnn import dequantize
+    from tensorsoc.sw.model.compiler import compile_model, compile_report
+    from tensorsoc.verification.golden.cnn import dequantize
     g, inp, expected = golden_io(model)
     accel = bool(model.config.accelerator)
     image, report = compile_report(model, accel=accel, require_accel=require_accel)
@@ -158,7 +158,7 @@ async def run_model(dev, model, sys_clk_freq, peak_macs_per_clock, timeout=2.0, 
                         "bus_bytes_per_clock": roofline.bus_bytes_per_clock(model.config)},
            "outputs": output_values(model, got)}
     if model.io is not None and model.io.output is not None and model.io.input is not None:
-        from sw.model.dataset import host_values
+        from tensorsoc.sw.model.dataset import host_values
         out["prediction"] = int(np.argmax(host_values(model, got)))
     if soft is not None:
         soft_got = soft[0]
@@ -256,9 +256,9 @@ async def run_dataset(dev, model, x, y=None, sys_clk_freq=None, peak_macs_per_cl
     plus ``dataset`` (accuracies float / golden / SoC, agreement, cycles) and
     ``images`` (per image: outputs, predictions, label, cycles, bit-exact)."""
     import time
-    from sw.model import dataset as D
-    from sw.model.compiler import compile_report
-    from verification.golden.cnn import quantize, run_batch
+    from tensorsoc.sw.model import dataset as D
+    from tensorsoc.sw.model.compiler import compile_report
+    from tensorsoc.verification.golden.cnn import quantize, run_batch
     t0 = time.monotonic()
     gold = D.golden(model, x, y, layers=False)
     xs = D.samples(model, x)

@@ -8,8 +8,8 @@ import logging
 import os
 from pathlib import Path
 
-from soc.builder import SimBuild
-from verification.verilator import setup_env
+from tensorsoc.soc.builder import SimBuild
+from tensorsoc.verification.verilator import setup_env
 
 
 @contextlib.contextmanager
@@ -50,7 +50,7 @@ PUBLIC_SIGNALS = [("tensorsoc", "main_ram")]
 
 def _top_ports():
     """Names of the simulation SoC's top-level ports (soc/platforms/sim.py)."""
-    from soc.platforms.sim import _io, _host_io
+    from tensorsoc.soc.platforms.sim import _io, _host_io
     names = []
     for name, _, *subs in _io + _host_io():
         if subs and hasattr(subs[0], "name"):

@@ -14,8 +14,8 @@ import time
 import cocotb
 from cocotb.utils import get_sim_time
 
-from sw.host.protocol import DEVICE_ID, RSPEC_LAYOUT
-from verification.soc.host_env import boot, soc_config
+from tensorsoc.sw.host.protocol import DEVICE_ID, RSPEC_LAYOUT
+from tensorsoc.verification.soc.host_env import boot, soc_config
 
 
 def say(text=""):
@@ -50,16 +50,16 @@ async def main(dut):
     model_file = os.environ.get("TSOC_SIM_MODEL")
     require_accel = os.environ.get("TSOC_SIM_REQUIRE_ACCEL", "0") == "1"
     if model_file:
-        from sw.model.frontend import load_model
-        from verification.soc.model_job import print_result, run_model
+        from tensorsoc.sw.model.frontend import load_model
+        from tensorsoc.verification.soc.model_job import print_result, run_model
         model = load_model(model_file, cfg)
         say(f"[model] {model_file}: {model.n_layers} layers, input {model.input_bytes} B, "
             f"output {model.output_bytes} B")
         software = os.environ.get("TSOC_SIM_SOFTWARE", "1") == "1"
         if os.environ.get("TSOC_SIM_INPUT"):
             import numpy as np
-            from sw.model.dataset import load_array
-            from verification.soc.model_job import print_dataset, run_dataset
+            from tensorsoc.sw.model.dataset import load_array
+            from tensorsoc.verification.soc.model_job import print_dataset, run_dataset
             x = load_array(os.environ["TSOC_SIM_INPUT"], "--input")
             y = load_array(os.environ["TSOC_SIM_LABELS"], "--labels", "biu") if os.environ.get("TSOC_SIM_LABELS") \
                 else None
@@ -90,7 +90,7 @@ async def main(dut):
         say(f"[sim] results: {os.environ['TSOC_SIM_JSON']}")
     memtest_ok = flags & 1 or any(l.startswith("memtest: PASS") for l in console.lines)
     assert rid == DEVICE_ID, f"RID 0x{rid:08x}"
-    from verification.host.device_model import expected_rspec
+    from tensorsoc.verification.host.device_model import expected_rspec
     rspec = expected_rspec(cfg)
     assert {k: spec[k] for k in rspec} == rspec, spec
     assert memtest_ok, "the boot memory test did not pass"
@@ -98,6 +98,6 @@ async def main(dut):
         "the model's outputs differ from the golden model"
         + (f" (images {result['mismatched_images']})" if result.get("mismatched_images") else ""))
     if require_accel and result is not None:
-        from verification.soc.model_job import require_accel_failures
+        from tensorsoc.verification.soc.model_job import require_accel_failures
         soft = require_accel_failures(result)
         assert not soft, "--require-accel: layer(s) ran in software on the device: " + "; ".join(soft)

@@ -11,8 +11,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, First, ReadOnly, RisingEdge, Timer
 from pyuvm import ConfigDB, uvm_env, uvm_root, uvm_subscriber, uvm_test
 
-from cores.sim_control import BOOT_FLAG
-from verification.soc.uart_agent import UartAgent, UartStreamBfm
+from tensorsoc.cores.sim_control import BOOT_FLAG
+from tensorsoc.verification.soc.uart_agent import UartAgent, UartStreamBfm
 
 RESET_CYCLES = 16
 

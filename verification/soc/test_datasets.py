@@ -11,10 +11,10 @@ import os
 
 import cocotb
 
-from sw.model.dataset import load_array
-from sw.model.frontend import load_model
-from verification.soc.host_env import boot, soc_config
-from verification.soc.model_job import print_dataset, run_dataset
+from tensorsoc.sw.model.dataset import load_array
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.verification.soc.host_env import boot, soc_config
+from tensorsoc.verification.soc.model_job import print_dataset, run_dataset
 
 
 @cocotb.test()

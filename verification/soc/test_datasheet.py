@@ -21,9 +21,9 @@ from pathlib import Path
 
 import cocotb
 
-from verification.host.device_model import expected_rspec
-from verification.host.textbook_master import TextbookMaster
-from verification.soc.host_env import boot, soc_config
+from tensorsoc.verification.host.device_model import expected_rspec
+from tensorsoc.verification.host.textbook_master import TextbookMaster
+from tensorsoc.verification.soc.host_env import boot, soc_config
 
 ROOT = Path(__file__).resolve().parents[2]
 # The datasheet's Tclk minimum (50 MHz), or a board's fastest SCLK with the
@@ -47,9 +47,9 @@ async def start(dut, qpi, mode=1):
 
 
 def mlp():
-    from sw.model.compiler import compile_model
-    from sw.model.frontend import load_model
-    from verification.soc.model_job import golden_io
+    from tensorsoc.sw.model.compiler import compile_model
+    from tensorsoc.sw.model.frontend import load_model
+    from tensorsoc.verification.soc.model_job import golden_io
     m = load_model(ROOT / "examples" / "mlp.yaml", soc_config())
     _, inp, expected = golden_io(m)
     return m, compile_model(m, require_accel=True), inp, expected

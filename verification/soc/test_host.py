@@ -11,12 +11,12 @@ from pathlib import Path
 
 import cocotb
 
-from sw import model_image
-from sw.host.device import DeviceError
-from sw.host.protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
+from tensorsoc.sw import model_image
+from tensorsoc.sw.host.device import DeviceError
+from tensorsoc.sw.host.protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
                               decode_rerror)
-from verification.host.device_model import expected_rspec
-from verification.soc.host_env import boot, soc_config
+from tensorsoc.verification.host.device_model import expected_rspec
+from tensorsoc.verification.soc.host_env import boot, soc_config
 
 QPI = os.environ.get("TSOC_HOST_QPI", "0") == "1"
 MSB_FIRST = bool(soc_config().host_msb_first)   # a build option of the SoC
@@ -53,8 +53,8 @@ def model(payload_len=None, input_bytes=64, corrupt=False):
     """A real compiled model without layers (its input streamed back out),
     its payload padded with zeros to ``payload_len`` bytes when given (the
     datasheet's examples use exact sizes)."""
-    from sw.model.compiler import compile_model
-    from sw.model.frontend import parse_model
+    from tensorsoc.sw.model.compiler import compile_model
+    from tensorsoc.sw.model.frontend import parse_model
     image = compile_model(parse_model(STREAM_MODEL.format(n=input_bytes // 2), config=soc_config()))
     h = model_image.parse_header(image)
     payload = image[model_image.HEADER_SIZE:]
@@ -272,9 +272,9 @@ async def example_models_bit_exact(dut):
     console lines say so (their exact cycles agree with RTimings).  Then
     the firmware's own decision: the MLP compiled for other PCORE memory
     sizes runs every layer in software, saying why, still bit-exact."""
-    from sw.model.compiler import compile_model, compile_report
-    from sw.model.frontend import load_model
-    from verification.soc.model_job import device_layers, golden_io
+    from tensorsoc.sw.model.compiler import compile_model, compile_report
+    from tensorsoc.sw.model.frontend import load_model
+    from tensorsoc.verification.soc.model_job import device_layers, golden_io
     dev, console, _ = await start(dut)
     root = Path(__file__).resolve().parents[2]
     cfg = soc_config()
@@ -317,11 +317,11 @@ async def accelerator_trace_printed(dut):
     firmware prints the TensorEngine's activity report on the console, one
     transfer line per transfer instruction of the layer's program, with the
     guide's attributes; the outputs stay bit-exact."""
-    from sw.mcore import isa
-    from sw.model.compiler import compile_model
-    from sw.model.frontend import load_model
-    from verification.soc.host_env import SKIP_MEMTEST, TE_TRACE
-    from verification.soc.model_job import golden_io
+    from tensorsoc.sw.mcore import isa
+    from tensorsoc.sw.model.compiler import compile_model
+    from tensorsoc.sw.model.frontend import load_model
+    from tensorsoc.verification.soc.host_env import SKIP_MEMTEST, TE_TRACE
+    from tensorsoc.verification.soc.model_job import golden_io
     dev, console, _ = await start(dut, flags=SKIP_MEMTEST | TE_TRACE)
     import re
     # The MLP: three layers with few transfers each (every line costs UART time).
@@ -358,7 +358,7 @@ async def accelerator_trace_printed(dut):
 async def wserver_upload(dut):
     """WServer: the server checks the uploaded image and runs it; a corrupt
     one is refused and the ROM server keeps serving."""
-    from soc.builder import SimBuild
+    from tensorsoc.soc.builder import SimBuild
     build = SimBuild(soc_config(), os.environ["TSOC_BUILD_DIR"], log=lambda *_: None)
     image = build.server_image()
     dev, console, _ = await start(dut)
@@ -367,7 +367,7 @@ async def wserver_upload(dut):
     # the full payload's): the firmware's CRC check refuses it.  Sending the
     # whole image with a flipped bit tests the same check at 24 times the
     # SPI time.
-    from sw.server_image import HEADER_SIZE
+    from tensorsoc.sw.server_image import HEADER_SIZE
     n = 1024
     bad = bytearray(image[:HEADER_SIZE + n])
     bad[4:8] = n.to_bytes(4, "little")

@@ -16,7 +16,7 @@ class TEBench:
         # broadcast over PCOREs (one write per word to all of them)
         self.paths = {"vector": 0, "element": 0, "broadcast": 0}
         self.clk = dut.sys_clk
-        from cores.tensor_engine.ports import scratch_word_bytes
+        from tensorsoc.cores.tensor_engine.ports import scratch_word_bytes
         self.scratch_word = scratch_word_bytes(config.vw)     # bytes per scratch-pad word
 
     async def start(self):

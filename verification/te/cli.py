@@ -17,12 +17,12 @@ LAYER_TARGET = 0.70          # issue 7: conv and linear layers at 70% of the pea
 
 
 def run_bench(config=None, classic_bus=False):
-    from soc.config import SoCConfig
-    from verification.te.run import run
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.te.run import run
     config = config or SoCConfig()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
-        tests, fails, results = run(config, module="verification.te.test_bench", ddr_bytes=BENCH_DDR_BYTES,
+        tests, fails, results = run(config, module="tensorsoc.verification.te.test_bench", ddr_bytes=BENCH_DDR_BYTES,
                                     extra_env={"TSOC_TE_BENCH_JSON": str(out)}, quiet=True,
                                     array="classic-bus" if classic_bus else "model")
         if fails or not out.exists():
@@ -59,9 +59,9 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
     the accelerator programs of each model (see test_layers.py for a row's
     fields).  Raises RuntimeError when a layer is not bit-exact or the
     engine flags an error."""
-    from soc.config import SoCConfig
-    from verification.te.run import run
-    from verification.te.top import REPO
+    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.verification.te.run import run
+    from tensorsoc.verification.te.top import REPO
     config = config or SoCConfig()
     rep = {"np": config.np, "nt": config.nt, "vw": config.vw, "peak": config.np * config.vw, "models": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,7 +74,7 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
             progress(f"[bench] {path.name}: running its layer programs ({i + 1}/{len(models)}; "
                      "the first run builds the engine + PCORE array, about a minute)")
             out = Path(tmp) / f"layers{i}.json"
-            tests, fails, results = run(config, module="verification.te.test_layers", ddr_bytes=LAYER_DDR_BYTES,
+            tests, fails, results = run(config, module="tensorsoc.verification.te.test_layers", ddr_bytes=LAYER_DDR_BYTES,
                                         array="real", quiet=True,
                                         extra_env={"TSOC_LAYER_MODEL": str(path), "TSOC_LAYER_JSON": str(out)})
             if not out.exists():
@@ -91,7 +91,7 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
 
 def format_layers(rep, config=None):
     """The per-layer table, then each layer's roofline (sw/model/roofline.py)."""
-    from sw.model import roofline
+    from tensorsoc.sw.model import roofline
     lines = [f"Accelerator layer programs on the TensorEngine + PCORE array (NP={rep['np']} NT={rep['nt']} "
              f"VW={rep['vw']}, peak {rep['peak']} MACs/clock), clocks from the first instruction word to the "
              "layer's CALLBACK, without the MCORE; nz of peak: the MACs without the padding to VW (zero weights, "
@@ -131,7 +131,7 @@ def software_layers(rep):
 
 
 def cmd_bench_layers(args):
-    from sw.cli import UserError
+    from tensorsoc.cli import UserError
     try:
         rep = run_layers(args.models or LAYER_MODELS)
     except FileNotFoundError as e:
@@ -156,8 +156,8 @@ def cmd_bench_layers(args):
 
 
 def cmd_trace(args):
-    from sw import te_trace
-    from sw.cli import UserError
+    from tensorsoc.sw import te_trace
+    from tensorsoc.cli import UserError
     try:
         raw = Path(args.raw).read_text()
     except OSError as e:
@@ -168,7 +168,7 @@ def cmd_trace(args):
         raise UserError(f"{args.raw}: expected hex words (as te_trace_raw() prints them): {e}")
     records = te_trace.decode(words)
     if args.clock_hz is None:
-        from soc.config import SoCConfig
+        from tensorsoc.soc.config import SoCConfig
         args.clock_hz = SoCConfig().sys_clk_freq
     if not records:
         raise UserError(f"{args.raw}: no trace records (the first word has no valid bit 31)")

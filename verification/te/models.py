@@ -4,8 +4,8 @@ SRAM (verification/te/top.py)."""
 
 from migen import *
 
-from cores.pcore.pcore import TEPort
-from cores.tensor_engine.engine import PCOREMap
+from tensorsoc.cores.pcore.pcore import TEPort
+from tensorsoc.cores.tensor_engine.engine import PCOREMap
 
 
 class PCOREMemoryModel(Module):

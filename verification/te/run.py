@@ -4,22 +4,22 @@ import json
 import os
 from pathlib import Path
 
-from verification.te.top import REPO, TOPLEVEL, build
+from tensorsoc.verification.te.top import REPO, TOPLEVEL, build
 
 TEST_CONFIG = dict(np=2, nt=2, vw=4, pcore_private_words=32, pcore_shared_words=64, scratch_size=1024)
 
 
 def test_config():
-    from soc.config import SoCConfig
+    from tensorsoc.soc.config import SoCConfig
     return SoCConfig().with_overrides(**TEST_CONFIG)
 
 
-def run(config=None, testcases=None, extra_env=None, waves=False, module="verification.te.test_engine",
+def run(config=None, testcases=None, extra_env=None, waves=False, module="tensorsoc.verification.te.test_engine",
         ddr_bytes=None, quiet=False, array="model"):
     """Returns (tests, failures, results_xml).  ``array``: "model" (the PCORE
     memory model) or "real" (the PCORE array itself)."""
     from cocotb_tools.check_results import get_results
-    from verification.te.top import DDR_BYTES
+    from tensorsoc.verification.te.top import DDR_BYTES
     config = config or test_config()
     ddr_bytes = ddr_bytes or DDR_BYTES
     (REPO / "build" / "te").mkdir(parents=True, exist_ok=True)

@@ -14,8 +14,8 @@ import random
 
 import numpy as np
 
-from sw.mcore import isa
-from verification.golden.tensor_exec import side_elements
+from tensorsoc.sw.mcore import isa
+from tensorsoc.verification.golden.tensor_exec import side_elements
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}
 DT = {n: v[0] for n, v in isa.DTYPES.items()}

@@ -17,13 +17,13 @@ import numpy as np
 
 import cocotb
 
-from cores.pcore import isa as pcore_isa
-from sw import te_trace
-from sw.mcore import isa
-from sw.pcore import workloads
-from sw.pcore.iss import PcoreISS
-from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
-from verification.te.test_engine import _config, _machine, DDR_BYTES
+from tensorsoc.cores.pcore import isa as pcore_isa
+from tensorsoc.sw import te_trace
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.pcore import workloads
+from tensorsoc.sw.pcore.iss import PcoreISS
+from tensorsoc.verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
+from tensorsoc.verification.te.test_engine import _config, _machine, DDR_BYTES
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}
 INT16 = isa.dtype("INT16")

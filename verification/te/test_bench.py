@@ -10,9 +10,9 @@ import cocotb
 from cocotb.triggers import RisingEdge, FallingEdge
 from cocotb.utils import get_sim_time
 
-from sw.mcore import isa
-from verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
-from verification.te.bfm import TEBench
+from tensorsoc.sw.mcore import isa
+from tensorsoc.verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
+from tensorsoc.verification.te.bfm import TEBench
 
 BUS_BYTES = 4    # the SoC bus: 32-bit Wishbone
 

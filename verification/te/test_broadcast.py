@@ -20,10 +20,10 @@ import cocotb
 from cocotb.triggers import RisingEdge, FallingEdge
 from cocotb.utils import get_sim_time
 
-from sw.mcore import isa
-from verification.te.bfm import TEBench
-from verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
-from verification.te.stimulus import pcore_stride
+from tensorsoc.sw.mcore import isa
+from tensorsoc.verification.te.bfm import TEBench
+from tensorsoc.verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
+from tensorsoc.verification.te.stimulus import pcore_stride
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}
 DT = {n: v[0] for n, v in isa.DTYPES.items()}

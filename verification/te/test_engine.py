@@ -8,11 +8,11 @@ import random
 import cocotb
 import numpy as np
 
-from sw.mcore import isa
-from soc.config import SoCConfig
-from verification.golden.tensor_exec import Machine
-from verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
-from verification.te.stimulus import Geometry, random_batch, spu_load, pcore_stride
+from tensorsoc.sw.mcore import isa
+from tensorsoc.soc.config import SoCConfig
+from tensorsoc.verification.golden.tensor_exec import Machine
+from tensorsoc.verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
+from tensorsoc.verification.te.stimulus import Geometry, random_batch, spu_load, pcore_stride
 DDR_BYTES = int(os.environ.get("TSOC_TE_DDR_BYTES", "4096"))
 
 
@@ -64,7 +64,7 @@ async def _check(bench, machine, what):
 
 def _cover(bins, instrs):
     """Tally what the random instructions exercised (asserted at the end)."""
-    from verification.golden.tensor_exec import side_elements
+    from tensorsoc.verification.golden.tensor_exec import side_elements
     for t in instrs:
         if not isinstance(t, isa.Transfer):
             bins.add(type(t).__name__)

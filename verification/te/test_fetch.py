@@ -17,14 +17,14 @@ import numpy as np
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from sw import te_trace
-from sw.mcore import isa
-from sw.model import accel, layout as L
-from sw.model.frontend import load_model
-from verification.golden import cnn
-from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
-from verification.te.test_engine import _config, DDR_BYTES
-from verification.te.test_layers import (_run_until_callback, operand_values, operands_ddr, place,
+from tensorsoc.sw import te_trace
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.model import accel, layout as L
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.verification.golden import cnn
+from tensorsoc.verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
+from tensorsoc.verification.te.test_engine import _config, DDR_BYTES
+from tensorsoc.verification.te.test_layers import (_run_until_callback, operand_values, operands_ddr, place,
                                          until_callback)
 
 TARGET_QUEUE, TARGET_IMEM = 0, 1

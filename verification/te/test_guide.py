@@ -9,9 +9,9 @@ from pathlib import Path
 
 import cocotb
 
-from sw.mcore import api, isa, symbols
-from verification.te.bfm import TEBench
-from verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
+from tensorsoc.sw.mcore import api, isa, symbols
+from tensorsoc.verification.te.bfm import TEBench
+from tensorsoc.verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
 
 SYMS = symbols.load(str(Path(__file__).resolve().parents[2] / "tests" / "data" / "mcore" / "guide_symbols.json"))
 P = 0x100

@@ -23,13 +23,13 @@ import cocotb
 from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
 
-from sw import te_trace
-from sw.mcore import isa
-from sw.model import accel, layout as L, roofline
-from sw.model.frontend import load_model
-from verification.golden import cnn
-from verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
-from verification.te.test_engine import _config, DDR_BYTES
+from tensorsoc.sw import te_trace
+from tensorsoc.sw.mcore import isa
+from tensorsoc.sw.model import accel, layout as L, roofline
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.verification.golden import cnn
+from tensorsoc.verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
+from tensorsoc.verification.te.test_engine import _config, DDR_BYTES
 
 
 def place(model):

@@ -10,10 +10,10 @@ import random
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from sw import te_trace
-from sw.mcore import isa
-from verification.te.bfm import TEBench
-from verification.te.test_engine import _setup, _randomise, _check, DDR_BYTES
+from tensorsoc.sw import te_trace
+from tensorsoc.sw.mcore import isa
+from tensorsoc.verification.te.bfm import TEBench
+from tensorsoc.verification.te.test_engine import _setup, _randomise, _check, DDR_BYTES
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}
 DT = {n: v[0] for n, v in isa.DTYPES.items()}

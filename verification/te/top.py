@@ -12,8 +12,8 @@ from migen.fhdl import verilog
 
 from litex.soc.interconnect import wishbone
 
-from cores.tensor_engine.engine import TensorEngineCore
-from verification.te.models import PCOREMemoryModel
+from tensorsoc.cores.tensor_engine.engine import TensorEngineCore
+from tensorsoc.verification.te.models import PCOREMemoryModel
 
 REPO = Path(__file__).resolve().parents[2]
 TOPLEVEL = "te_top"
@@ -39,13 +39,13 @@ class TETop(Module):
         if array == "real":
             # The instruction fetch (cores/tensor_engine/fetch.py) shares DDR with the engine's
             # master, as both share main RAM in the SoC; idle unless fetch_start is pulsed.
-            from cores.tensor_engine.fetch import TEFetchCore
+            from tensorsoc.cores.tensor_engine.fetch import TEFetchCore
             self.submodules.fetch = f = TEFetchCore(IMEM_WORDS)
             ram_bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
             self.submodules.ram_arbiter = wishbone.Arbiter([e.bus, f.bus], ram_bus)
         self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=ram_bus)
         if array == "real":
-            from cores.pcore.array import PCOREArrayCore
+            from tensorsoc.cores.pcore.array import PCOREArrayCore
             self.submodules.array = a = PCOREArrayCore(config, IMEM_WORDS)
         else:
             self.submodules.array = a = PCOREMemoryModel(config)
@@ -112,15 +112,15 @@ def generate(config, build_dir, ddr_bytes=DDR_BYTES, array="model"):
         f'public_flat_rw -module "{TOPLEVEL}" -var "{m}"\n' for m in backdoor + ports))
     sources = [str(vlt), str(path)]
     if array == "real":
-        from cores.pcore.lane import generate_verilog
+        from tensorsoc.cores.pcore.lane import generate_verilog
         sources.insert(1, str(generate_verilog(build_dir)))
     return sources
 
 
 def build(config, waves=False, log_file=None, ddr_bytes=DDR_BYTES, array="model"):
     """Generate and Verilator-build the top; returns (runner, build_dir)."""
-    from verification.soc.runner import _fast_verilator_runner, build_lock
-    from verification.verilator import setup_env
+    from tensorsoc.verification.soc.runner import _fast_verilator_runner, build_lock
+    from tensorsoc.verification.verilator import setup_env
     setup_env()
     bdir = build_dir_for(config, ddr_bytes, array)
     with build_lock(bdir):

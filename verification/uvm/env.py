@@ -20,14 +20,14 @@ import cocotb
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_env, uvm_test
 
-from verification.soc.host_env import (SKIP_MEMTEST, Console, Sensor, host_transport, soc_config, start_clock,
+from tensorsoc.verification.soc.host_env import (SKIP_MEMTEST, Console, Sensor, host_transport, soc_config, start_clock,
                                        sys_period_ps)
-from verification.uvm.coverage import Coverage
-from verification.uvm.firmware_model import FIRMWARE_RUNS_LAYERS, expectation
-from verification.uvm.host_agent import HostAgent, HostBfm, pulse_reset
-from verification.uvm.model_traffic import GoldenTable
-from verification.uvm.scoreboard import Scoreboard
-from verification.uvm.sensor_agent import SensorAgent, SensorBfm
+from tensorsoc.verification.uvm.coverage import Coverage
+from tensorsoc.verification.uvm.firmware_model import FIRMWARE_RUNS_LAYERS, expectation
+from tensorsoc.verification.uvm.host_agent import HostAgent, HostBfm, pulse_reset
+from tensorsoc.verification.uvm.model_traffic import GoldenTable
+from tensorsoc.verification.uvm.scoreboard import Scoreboard
+from tensorsoc.verification.uvm.sensor_agent import SensorAgent, SensorBfm
 
 
 def settings():

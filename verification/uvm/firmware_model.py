@@ -27,10 +27,10 @@ so the switch is never silent.
 import struct
 import zlib
 
-from sw import model_image as mi
-from sw import server_image as si
-from sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
-from verification.host.device_model import Firmware, expected_rspec
+from tensorsoc.sw import model_image as mi
+from tensorsoc.sw import server_image as si
+from tensorsoc.sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
+from tensorsoc.verification.host.device_model import Firmware, expected_rspec
 
 FIRMWARE_RUNS_LAYERS = True
 MAX_LAYERS = 64                  # server.c: RTimings words it can hold

@@ -14,9 +14,9 @@ from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_driver, uvm_monitor, uvm_sequencer
 
-from sw.host.protocol import ALIASES, Cmd
-from sw.host.transport import BitCodec
-from verification.uvm.items import Observed
+from tensorsoc.sw.host.protocol import ALIASES, Cmd
+from tensorsoc.sw.host.transport import BitCodec
+from tensorsoc.verification.uvm.items import Observed
 
 IDLE = 0b1111
 SERVER_CODES = {int(Cmd.WSERVER)} | {code for code, cmd in ALIASES.items() if cmd == Cmd.WSERVER}

@@ -17,10 +17,10 @@ from collections import deque
 import cocotb
 from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
 
-from sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, ErrorCause, Status, Window
-from verification.host.device_model import DeviceModel
-from verification.uvm.coverage import NO_COMMAND, UNKNOWN
-from verification.uvm.firmware_model import ServerFirmwareModel
+from tensorsoc.sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, ErrorCause, Status, Window
+from tensorsoc.verification.host.device_model import DeviceModel
+from tensorsoc.verification.uvm.coverage import NO_COMMAND, UNKNOWN
+from tensorsoc.verification.uvm.firmware_model import ServerFirmwareModel
 
 MAX_REPORTED = 20
 
@@ -261,7 +261,7 @@ class Scoreboard(uvm_component):
         ran on it: the server's per-layer console lines say where each ran
         (the firmware decides, sw/firmware/accel.c), and none may say
         software (the models are compiled with require_accel)."""
-        from verification.soc.model_job import software_lines
+        from tensorsoc.verification.soc.model_job import software_lines
         bfm = ConfigDB().get(self, "", "HOST_BFM")
         if not self.config.accelerator or getattr(bfm, "console", None) is None:
             return

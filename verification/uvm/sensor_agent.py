@@ -8,7 +8,7 @@ from cocotb.queue import Queue
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_driver, uvm_monitor, uvm_sequencer
 
-from verification.uvm.items import SensorFrame
+from tensorsoc.verification.uvm.items import SensorFrame
 
 
 class SensorBfm:

@@ -4,12 +4,12 @@ Each test is a short class that picks sequences."""
 
 import pyuvm
 
-from verification.uvm.coverage import SWEEP_SLICES, sweep_slice
+from tensorsoc.verification.uvm.coverage import SWEEP_SLICES, sweep_slice
 
-from verification.uvm import yaml_gen
-from verification.uvm.model_traffic import traffic_of
-from verification.uvm.env import BaseTest
-from verification.uvm.sequences import ErrorInjectionSeq, ModelSeq, RandomTrafficSeq, ServerUploadSeq
+from tensorsoc.verification.uvm import yaml_gen
+from tensorsoc.verification.uvm.model_traffic import traffic_of
+from tensorsoc.verification.uvm.env import BaseTest
+from tensorsoc.verification.uvm.sequences import ErrorInjectionSeq, ModelSeq, RandomTrafficSeq, ServerUploadSeq
 
 
 @pyuvm.test()

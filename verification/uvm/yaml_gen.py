@@ -5,7 +5,7 @@ The generator walks a feature map through random ops, choosing each
 parameter inside the rules sw/model checks (SIMD-width divisibility of
 channels and features, windows that fit the padded input, maxpool padding
 smaller than the kernel, bias/batch-norm shapes, memory limits), then
-checks the result with ``sw.model``'s own API (load + compile): a model the
+checks the result with ``tensorsoc.sw.model``'s own API (load + compile): a model the
 checker refuses is a generator bug and raises.
 
 ``random_model(seed)`` returns the YAML text; the same seed gives the same
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from soc.config import SoCConfig
+from tensorsoc.soc.config import SoCConfig
 
 ACTS = ("NLIN_F_IDENTITY", "NLIN_F_RELU", "NLIN_F_TANH")
 
@@ -188,8 +188,8 @@ def _dump(doc):
 def check(text, config=None):
     """Checks YAML text with sw.model's API (the same checks as `tsoc model
     check`); returns the Model.  Raises sw.model.yamlsrc.ModelError."""
-    from sw.model.compiler import compile_model
-    from sw.model.frontend import load_model
+    from tensorsoc.sw.model.compiler import compile_model
+    from tensorsoc.sw.model.frontend import load_model
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "model.yaml"
         path.write_text(text)

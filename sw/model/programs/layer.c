@@ -3,7 +3,7 @@
  * MCORE source: C functions whose tensor statements ('>' lines, the MCORE
  * programmer guide's syntax) are the program.  Every address and size of a
  * model is known when it is compiled, so sw/model/accel.py compiles a
- * function's statements with sw.mcore.api.instructions, its parameters given
+ * function's statements with tensorsoc.sw.mcore.api.instructions, its parameters given
  * as defines (NP, NT, VW come from the configuration), and the firmware only
  * streams the instruction words into the TensorEngine queue.  The process
  * space of an instruction is that of the MCORE task issuing it (guide 10):

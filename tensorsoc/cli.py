@@ -18,15 +18,15 @@ import sys
 # Modules that add sub-commands; a module that is not present yet is skipped,
 # so subsystems can land independently.
 COMMAND_MODULES = [
-    "soc.cli",
-    "soc.bitstream",
-    "soc.fpga_bench",
-    "sw.mcore.cli",
-    "sw.pcore.cli",
-    "sw.host.cli",
-    "sw.model.cli",
-    "verification.te.cli",
-    "verification.regress.cli",
+    "tensorsoc.soc.cli",
+    "tensorsoc.soc.bitstream",
+    "tensorsoc.soc.fpga_bench",
+    "tensorsoc.sw.mcore.cli",
+    "tensorsoc.sw.pcore.cli",
+    "tensorsoc.sw.host.cli",
+    "tensorsoc.sw.model.cli",
+    "tensorsoc.verification.te.cli",
+    "tensorsoc.verification.regress.cli",
 ]
 
 
@@ -69,7 +69,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    # `python -m sw.cli`: run the module's imported copy, so that the
+    # `python -m tensorsoc.cli`: run the module's imported copy, so that the
     # UserError the subcommands raise (sw.cli.UserError) is the one caught.
-    from sw.cli import main as _main
+    from tensorsoc.cli import main as _main
     sys.exit(_main())
