@@ -10,6 +10,7 @@ import pytest
 from tensorsoc.soc.config import SoCConfig
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model import accel
+from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.frontend import load_model, parse_model
 
@@ -78,7 +79,14 @@ def test_image_accelerator_section():
     assert coef.astype("<i2").tobytes() in a["data"]
     plain = mi.decode_image(compile_model(model, accel=False))
     assert plain["accel"] is None and plain["model"]["accel"] == 0
-    assert plain["ops"] == d["ops"] and plain["consts"] == d["consts"]
+    assert plain["ops"] == d["ops"]
+    # Each constant once: the conv weights, which only the accelerator
+    # reads, are arranged only; --portable keeps the memory-layout copy.
+    w_mem = L.to_memory(conv.a.raw, conv.a.layout).astype("<i2").tobytes()
+    assert w_mem in plain["consts"] and w_mem not in d["consts"]
+    assert d["tensors"][conv.a.index]["offset"] == mi.NONE
+    portable = mi.decode_image(compile_model(model, portable=True))
+    assert portable["consts"] == plain["consts"] and portable["accel"]["data"] == a["data"]
 
 
 def test_small_pcore_memories_tile_instead_of_falling_back():

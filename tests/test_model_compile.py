@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.frontend import load_model, parse_model
+from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.yamlsrc import ModelError
 from tensorsoc.verification.golden import cnn
 from test_model_common import base_model, build, op, stream_in, to_yaml
@@ -32,7 +33,11 @@ def test_compile_decode_round_trip():
     op(m, "infer", 0).update(res_dim=[6, 6, 8], res_stream_padding=5)      # 3 real channels
     op(m, "infer", 1).update(padding=[1, 0, 2, 1], stride=[1, 2])
     op(m, "infer", 2).update(kern_size=[2, 2], stride=[2, 1], padding=[0, 1, 0, 0])
-    model, image = build(m)
+    model, arranged_only = build(m)
+    # --portable: every constant also in its memory layout, where the front
+    # end placed it (the default image stores the accelerator's weights
+    # arranged only: below).
+    image = compile_model(model, portable=True)
     d = mi.decode_image(image)
     h = d["header"]
     assert h["version"] == mi.FORMAT_VERSION and h["n_layers"] == 3
@@ -67,6 +72,13 @@ def test_compile_decode_round_trip():
             assert np.array_equal(got, L.to_memory(t.raw, t.layout))
     tab = np.frombuffer(consts[lin["tanh_table"]:lin["tanh_table"] + 128], "<i2")
     assert np.array_equal(tab, cnn.tanh_table(8))
+    # Each constant once: the accelerator reads every weight, so the default
+    # image has none in memory layout (offset NONE), the tanh table stays
+    # (the engine's stream program reads it in place) and the rest is equal.
+    a = mi.decode_image(arranged_only)
+    assert all(e["offset"] == mi.NONE for t, e in zip(model.tensors, a["tensors"]) if t.region == "CONST")
+    assert a["consts"] == consts[:len(a["consts"])] and len(a["consts"]) < len(consts)
+    assert a["ops"] == d["ops"] and a["accel"]["data"] == d["accel"]["data"]
 
 
 def test_image_checks():

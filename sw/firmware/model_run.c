@@ -352,6 +352,22 @@ static int is_compute(uint32_t opcode)
 	return opcode == MODEL_OPCODE_CONV || opcode == MODEL_OPCODE_LIN || opcode == MODEL_OPCODE_MAXPOOL;
 }
 
+/* A constant that only accelerated layers read is stored once, arranged in
+ * the accelerator section (sw/model/compiler.py compile_report): its
+ * memory-layout offset is MODEL_NONE, and the software path cannot run an
+ * op that reads it. */
+static int constants_left_out(const volatile uint32_t *image, const volatile uint32_t *op)
+{
+	for (int k = MODEL_OP_W_SRC_A; k <= MODEL_OP_W_BATCH; k++) {
+		if (op[k] == MODEL_NONE)
+			continue;
+		const volatile uint32_t *t = tensor_entry(image, op[k]);
+		if (t[MODEL_TENSOR_W_REGION] == MODEL_REGION_CONST && t[MODEL_TENSOR_W_OFFSET] == MODEL_NONE)
+			return 1;
+	}
+	return 0;
+}
+
 #define QUEUE_MAX 16
 
 int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_layer_t *layers, uint32_t max_layers)
@@ -400,6 +416,12 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_la
 			dcache_flush();
 			dirty = 0;
 			t0 = cycles_now();
+		}
+		if (constants_left_out(image, op)) {
+			printf("server: layer %lu (op %lu) cannot run in software (%s): its constants are only in the "
+			       "accelerator section; compile the model for this SoC, or with --portable\n",
+			       (unsigned long)layer, (unsigned long)i, accel_why(why));
+			return -1;
 		}
 		int err = 0;
 		tensor_t t;

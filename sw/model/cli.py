@@ -44,7 +44,8 @@ def _compile(model, args):
     from tensorsoc.sw.model.compiler import compile_report
     from tensorsoc.sw.model.yamlsrc import ModelError
     try:
-        return compile_report(model, require_accel=getattr(args, "require_accel", False))
+        return compile_report(model, require_accel=getattr(args, "require_accel", False),
+                              portable=getattr(args, "portable", False))
     except ModelError as e:
         raise _user_error(str(e)) from None
 
@@ -262,6 +263,10 @@ def register(groups):
                                         "layer runs")).set_defaults(func=cmd_check)
     c = require_accel(model_parser("compile", "compile a model into a model image (WModel)"))
     c.add_argument("-o", "--output", required=True, metavar="model.bin")
+    c.add_argument("--portable", action="store_true",
+                   help="also store, in memory layout, the constants only accelerated layers read (by default "
+                        "they are stored once, arranged for the accelerator): the image then runs on any SoC, "
+                        "layers without this accelerator on the MCORE software path")
     c.set_defaults(func=cmd_compile)
     g = model_parser("golden", "write the golden inputs, expected outputs and float outputs; with --input, "
                                "score a data set")

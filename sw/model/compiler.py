@@ -17,11 +17,13 @@ from tensorsoc.sw.model.yamlsrc import ModelError
 from tensorsoc.verification.golden.cnn import tanh_shift, tanh_table
 
 
-def _tensor_entry(t):
+def _tensor_entry(t, offsets=None):
     d = list(t.dims) + [1] * (4 - len(t.dims))
+    offset = offsets.get(t.index, t.offset) if offsets is not None and t.region == "CONST" else t.offset
     return {"name": t.name, "region": mi.REGIONS[t.region], "layout": mi.LAYOUTS[t.layout],
             "ndim": len(t.dims), "dim0": d[0], "dim1": d[1], "dim2": d[2], "dim3": d[3],
-            "aligned_dim": t.aligned, "offset": t.offset, "bytes": t.nbytes, "stream_padding": t.stream_padding}
+            "aligned_dim": t.aligned, "offset": mi.NONE if offset is None else offset, "bytes": t.nbytes,
+            "stream_padding": t.stream_padding}
 
 
 def _idx(t):
@@ -68,15 +70,41 @@ def _int16_bytes(values):
     return np.asarray(values, dtype=np.int64).astype("<i2").tobytes()
 
 
-def constants(model):
-    buf = bytearray(model.const_bytes)
+def const_layout(model, keep=None):
+    """Where each constant sits in the image's constant block, in memory
+    layout: ({tensor index: byte offset, or None when it is left out},
+    block bytes).  The frontend's order and alignment (the tanh table
+    first); ``keep`` (tensor indices; None: all) are the constants stored,
+    the others are left out and the rest close up."""
+    vec = max(4, L.ELEMENT_BYTES * model.vw)
+    off = 0 if model.tanh_table_offset is None else model.tanh_table_offset + vec * -(-128 // vec)
+    offsets = {}
+    for op in model.load_ops:
+        t = op.h2c
+        if keep is not None and t.index not in keep:
+            offsets[t.index] = None
+            continue
+        offsets[t.index] = off
+        off = -(-(off + t.nbytes) // vec) * vec
+    return offsets, off
+
+
+def constants(model, offsets=None, nbytes=None):
+    """The constant block: the tanh table (if used) and each stored constant
+    in its memory layout (``offsets``, ``nbytes``: const_layout's; default:
+    the frontend's layout, every constant)."""
+    if offsets is None:
+        offsets, nbytes = {op.h2c.index: op.h2c.offset for op in model.load_ops}, model.const_bytes
+    buf = bytearray(nbytes)
     if model.tanh_table_offset is not None:
         tab = _int16_bytes(tanh_table(model.frac_bits))
         buf[model.tanh_table_offset:model.tanh_table_offset + len(tab)] = tab
     for op in model.load_ops:
-        t = op.h2c
+        t, at = op.h2c, offsets[op.h2c.index]
+        if at is None:
+            continue
         data = _int16_bytes(L.to_memory(t.raw, t.layout))
-        buf[t.offset:t.offset + len(data)] = data
+        buf[at:at + len(data)] = data
     return bytes(buf)
 
 
@@ -86,11 +114,14 @@ def _model_words(model):
             "output_offset": model.output_offset}
 
 
-def accel_programs(model, payload, data=None):
+def accel_programs(model, payload, data=None, offsets=None, in_place=None):
     """sw/model/accel.py's programs for ``model`` placed at the configuration's
     windows, given the payload before the accelerator section (which fixes
     where the constants sit).  {op index: LayerProgram or reason}.  ``data``:
-    the DataBlob of the arranged constants (accel_data_base())."""
+    the DataBlob of the arranged constants (accel_data_base()).  ``offsets``:
+    const_layout()'s (default: the frontend's); ``in_place``: a set that
+    collects the indices of the constants the programs read from the
+    constant block itself (not arranged)."""
     from tensorsoc.soc.tensorsoc import MEM_MAP
     from tensorsoc.sw.model import accel
     cfg = model.config
@@ -100,7 +131,17 @@ def accel_programs(model, payload, data=None):
     const_base = win["model"][0] + mi.HEADER_SIZE + m["consts"]
     bases = {"CONST": const_base, "ARENA": main_ram + model.arena_base, "INPUT": win["tensor"][0]}
     table = const_base + model.tanh_table_offset if model.tanh_table_offset is not None else None
-    return accel.plan(model, cfg, lambda t: bases[t.region] + t.offset, tanh_table_addr=table, data=data)
+
+    def address(t):
+        if t.region != "CONST":
+            return bases[t.region] + t.offset
+        if in_place is not None:
+            in_place.add(t.index)
+        at = t.offset if offsets is None else offsets[t.index]
+        if at is None:
+            raise AssertionError(f"constant '{t.name}' was left out of the constant block but a program reads it there")
+        return const_base + at
+    return accel.plan(model, cfg, address, tanh_table_addr=table, data=data)
 
 
 def accel_data_base(model, payload):
@@ -139,6 +180,9 @@ class CompileReport:
     an image that asked for one (None: it was not)."""
     layers: list = field(default_factory=list)
     dropped: str = None
+    left_out: int = 0             # bytes of memory-layout constants left out (arranged only)
+    arranged: int = 0             # bytes of arranged constants in the accelerator section
+    const_bytes: int = 0          # bytes of the constant block (memory layout)
 
     @property
     def software(self):
@@ -181,7 +225,44 @@ def require_accel_error(model, report):
                       model.file, first.op.line)
 
 
-def compile_report(model, accel=None, require_accel=False):
+def _payload(model, offsets=None, nbytes=None):
+    """(payload before the accelerator section, its constant block)."""
+    consts = constants(model, offsets, nbytes)
+    payload = mi.encode_payload([_tensor_entry(t, offsets) for t in model.tensors], op_entries(model),
+                                [t.name for t in model.tensors], consts, _model_words(model))
+    return payload, consts
+
+
+def _with_section(model, payload, offsets=None, in_place=None):
+    """``payload`` + the accelerator section: (payload, placements)."""
+    from tensorsoc.soc.tensorsoc import MEM_MAP
+    from tensorsoc.sw.model.accel import DataBlob, kernels_resident
+    cfg = model.config
+    data = DataBlob(accel_data_base(model, payload))
+    layers = _placements(model, accel_programs(model, payload, data, offsets, in_place))
+    progs = [p.program for p in layers if p.program is not None]
+    section = mi.encode_accel([(p.op_index, p.code, p.origin, p.words, p.macs) for p in progs],
+                              kernels_resident=kernels_resident(progs),
+                              geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
+                              memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
+                              model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0],
+                              data=data.bytes())
+    return mi.with_accel(payload, section), layers, len(data.bytes())
+
+
+def _arranged_only(model, layers):
+    """Indices of the constants that only accelerated layers read (not a
+    software-path op, not a stream op; a constant no op reads is kept)."""
+    accelerated = {id(p.op) for p in layers if p.program is not None}
+    by_accel, by_other = set(), set()
+    for op in model.ops:
+        for t in (getattr(op, k, None) for k in ("a", "b", "bias", "batch", "c2h", "h2c")):
+            if t is not None and t.region == "CONST":
+                (by_accel if op.kind != "stream" and id(op) in accelerated else by_other).add(t.index)
+    return by_accel - by_other
+
+
+def compile_report(model, accel=None, require_accel=False, portable=False):
     """(model image bytes, CompileReport).  Raises ModelError when the image
     does not fit the model window, naming the load op whose constant crosses
     the limit.  ``accel`` (default: the configuration has an accelerator)
@@ -189,35 +270,37 @@ def compile_report(model, accel=None, require_accel=False):
     would not fit the model window the image is compiled without it (every
     layer in software; ``report.dropped`` says so, and model.warnings).
     ``require_accel``: raise ModelError instead when any compute op would run
-    in software, naming the layer, the op and the rule."""
-    tensors = [_tensor_entry(t) for t in model.tensors]
-    ops = op_entries(model)
-    names = [t.name for t in model.tensors]
-    words = _model_words(model)
-    consts = constants(model)
-    payload = mi.encode_payload(tensors, ops, names, consts, words)
+    in software, naming the layer, the op and the rule.
+
+    Each constant is stored once: a constant that only accelerated layers
+    read is in the accelerator section, arranged for them, and left out of
+    the constant block (its tensor-table offset is NONE), so that the image
+    runs only on an SoC with the accelerator it was compiled for (the
+    firmware refuses to run such a layer in software, naming it).
+    ``portable`` keeps the memory-layout copies as well: the image then also
+    runs, every layer in software where needed, on any SoC."""
+    payload, consts = _payload(model)
     if accel is None:
         accel = bool(model.config.accelerator)
     report = CompileReport()
     if accel:
-        cfg = model.config
-        from tensorsoc.soc.tensorsoc import MEM_MAP
-        from tensorsoc.sw.model.accel import DataBlob
-        data = DataBlob(accel_data_base(model, payload))
-        planned = accel_programs(model, payload, data)
-        report.layers = _placements(model, planned)
-        progs = [p.program for p in report.layers if p.program is not None]
-        from tensorsoc.sw.model.accel import kernels_resident
-        section = mi.encode_accel([(p.op_index, p.code, p.origin, p.words, p.macs) for p in progs],
-                                  kernels_resident=kernels_resident(progs),
-                                  geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
-                                  memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
-                                  model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0],
-                                  data=data.bytes())
-        payload = mi.with_accel(payload, section)
+        in_place = set()
+        payload_full, report.layers, report.arranged = _with_section(model, payload, in_place=in_place)
+        every = {op.h2c.index for op in model.load_ops}
+        keep = every if portable else every - (_arranged_only(model, report.layers) - in_place)
+        if keep != every:
+            offsets, nbytes = const_layout(model, keep)
+            payload, consts = _payload(model, offsets, nbytes)
+            payload, layers, report.arranged = _with_section(model, payload, offsets)
+            assert [p.engine for p in layers] == [p.engine for p in report.layers]
+            report.layers = layers
+            report.left_out = sum(t.nbytes for t in model.tensors if t.index in every - keep)
+        else:
+            payload = payload_full
     else:
         why = NO_SECTION if model.config.accelerator else NO_ACCELERATOR
         report.layers = _placements(model, reason=why)
+    report.const_bytes = len(consts)
     image = mi.build_image(payload, model.input_bytes, model.output_bytes, model.n_layers)
     limit = model.config.model_window_size
     if accel and len(image) > limit:
@@ -245,9 +328,9 @@ def compile_report(model, accel=None, require_accel=False):
     return image, report
 
 
-def compile_model(model, accel=None, require_accel=False):
+def compile_model(model, accel=None, require_accel=False, portable=False):
     """The model image (bytes): compile_report() without the report."""
-    return compile_report(model, accel, require_accel)[0]
+    return compile_report(model, accel, require_accel, portable)[0]
 
 
 def placement_lines(model, report):
@@ -274,6 +357,11 @@ def placement_lines(model, report):
     n = len(report.layers)
     lines.append(f"  {report.accelerated} of {n} layer(s) on the accelerator"
                  + (f"; {n - report.accelerated} on the MCORE software path" if report.software else ""))
+    if report.arranged:
+        lines.append(f"  constants: {report.const_bytes} B in memory layout, {report.arranged} B arranged for the "
+                     f"accelerator; each stored once"
+                     + (f" ({report.left_out} B read only by accelerated layers are arranged only: the image "
+                        f"needs an SoC with this accelerator; --portable keeps both)" if report.left_out else ""))
     return lines
 
 

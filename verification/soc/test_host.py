@@ -305,10 +305,28 @@ async def example_models_bit_exact(dut):
     if cfg.accelerator:
         other = cfg.with_overrides(pcore_shared_words=cfg.pcore_shared_words // 2)
         m = load_model(root / "examples" / "mlp.yaml", other)
-        image, report = compile_report(m, require_accel=True)      # the compiler puts it on the accelerator ...
-        line, where = await run(m, image, "software")                # ... the device does not
+        # --portable keeps the weights in memory layout too: the compiler puts
+        # every layer on the accelerator, the device runs them in software.
+        image, report = compile_report(m, require_accel=True, portable=True)
+        line, where = await run(m, image, "software")
         assert f"0 of {m.n_layers} layers on the accelerator" in line, line
         assert all(w["reason"] == "image compiled for other PCORE memory sizes" for w in where.values()), where
+        # By default each weight is stored once, arranged for that
+        # accelerator: the device refuses the layer, naming it, and the
+        # inference fails with BAD_MODEL instead of computing from nothing.
+        image, report = compile_report(m, require_accel=True)
+        assert report.left_out > 0
+        _, inp, _ = golden_io(m)
+        await dev.write_model(image)
+        await dev.write_tensor(inp)
+        n = len(console.lines)
+        try:
+            await dev.infer(timeout=0.2)
+            raise AssertionError("an image whose weights are arranged only ran on another accelerator")
+        except DeviceError as e:
+            assert e.cause == ErrorCause.BAD_MODEL, e
+        line = await console.wait_for("cannot run in software", start=n)
+        assert "layer 0 (op 1)" in line and "image compiled for other PCORE memory sizes" in line, line
 
 
 @cocotb.test(skip=not soc_config().accelerator)
