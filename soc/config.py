@@ -2,8 +2,9 @@
 
 Every size the hardware, the firmware and the tools agree on is defined here,
 once.  ``SoCConfig.c_header()`` exports it to ``tensorsoc_config.h`` for the
-firmware; gateware generators take the same object; docs are generated from
-``FIELDS``.
+firmware; gateware generators take the same object; the configuration table
+of docs/fpga.md is generated from the board targets' instances
+(``soc.bitstream.config_table_markdown``).
 """
 
 from dataclasses import dataclass, asdict, fields, replace

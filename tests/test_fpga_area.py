@@ -33,6 +33,7 @@ def _budget_cases():
         yield pytest.param(name, marks=marks, id=name)
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("name", list(_budget_cases()))
 def test_block_within_budget(name):
     r = F.bench_block(name, DEFAULT, BUILD, pnr="never", progress=lambda *_: None)
@@ -96,6 +97,7 @@ def test_cli_errors(capsys):
     assert "pcore_array" in capsys.readouterr().out
 
 
+@pytest.mark.sim
 def test_cli_json(tmp_path, capsys):
     """The smallest block end to end through the command: progress naming
     the tool, the table and the JSON (yosys only: a few seconds)."""

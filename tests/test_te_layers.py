@@ -8,6 +8,9 @@ import pytest
 from tensorsoc.verification.te.cli import LAYER_TARGET, format_layers, run_layers
 
 
+pytestmark = pytest.mark.sim
+
+
 @pytest.fixture(scope="module")
 def report():
     return run_layers(progress=lambda msg: None)

@@ -43,7 +43,7 @@ MIN_SLOTS = 3 + LANE_LATENCY
 # -- vector operations (the lane datapath opcodes) ----------------------------
 OP_BITS = 5
 VOPS = [
-    # name     datapath result   writes acc  writes flag  sources used
+    # name     datapath result (which instructions write the accumulator and flags: docs/pcore.md)
     ("mov",    "a"),
     ("add",    "sat(a+b)"),
     ("sub",    "sat(a-b)"),

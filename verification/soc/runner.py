@@ -29,7 +29,8 @@ def build_lock(build_dir):
 
 def _fast_verilator_runner():
     """cocotb's Verilator runner without ``--public-flat-rw``: that flag makes
-    every signal of the SoC visible to VPI and costs a 10x slower simulation.
+    every signal of the SoC visible to VPI and makes the simulation several times
+    slower.
     The testbench needs the top-level ports (always visible) and the few
     signals listed in PUBLIC_SIGNALS (a Verilator control file)."""
     from cocotb_tools.runner import Verilator
