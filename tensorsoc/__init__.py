@@ -2,6 +2,7 @@
 
 The installed package maps the checkout's folders under one name:
 
+* ``tensorsoc.spec``         -- the neutral layer: definitions both the product and its checker use (``spec/``)
 * ``tensorsoc.soc``          -- the LiteX SoC, its configuration, targets and simulation (``soc/``)
 * ``tensorsoc.cores``        -- the gateware cores: TensorEngine, PCORE array, host port (``cores/``)
 * ``tensorsoc.sw``           -- firmware, MCORE preprocessor, PCORE assembler, model compiler, host API (``sw/``)

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FOLDERS = {"tensorsoc": "tensorsoc", "soc": "tensorsoc.soc", "cores": "tensorsoc.cores", "sw": "tensorsoc.sw",
+FOLDERS = {"tensorsoc": "tensorsoc", "spec": "tensorsoc.spec", "soc": "tensorsoc.soc", "cores": "tensorsoc.cores", "sw": "tensorsoc.sw",
            "verification": "tensorsoc.verification"}
 OLD_ROOTS = ("soc", "sw", "cores", "verification")
 

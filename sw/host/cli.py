@@ -58,7 +58,7 @@ def _infer_many(dev, args, out):
     from tensorsoc.sw.model.compiler import compile_model
     from tensorsoc.sw.model.frontend import load_model
     from tensorsoc.sw.model.yamlsrc import ModelError
-    from tensorsoc.verification.golden.cnn import quantize
+    from tensorsoc.sw.model.quant import quantize
     try:
         model = load_model(args.model)
         x = D.load_array(args.input, "--input")

@@ -20,6 +20,8 @@ block, so a hardware decoder is a small FSM that loads the blocks into registers
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from tensorsoc.spec.numbers import SPU_LOOKUP_SIZE, SPU_SEGMENT_SHIFT  # noqa: F401 (re-exported: isa.SPU_*)
+
 MAX_LEVELS = 8
 
 # ---------------------------------------------------------------------------
@@ -57,9 +59,7 @@ ERRORS = {           # name: (bit, meaning) -- the error-flag word of the runtim
     "QUEUE": (5, "the engine reported a CALLBACK tag the runtime did not allocate"),
 }
 
-SPU_PROGRAMS = 4
-SPU_LOOKUP_SIZE = 64          # 16-bit words per stream program
-SPU_SEGMENT_SHIFT = 10        # 65536 input values / 64 segments = 1024 = 2**10
+SPU_PROGRAMS = 4              # SPU_LOOKUP_SIZE, SPU_SEGMENT_SHIFT: tensorsoc.spec.numbers
 
 # ---------------------------------------------------------------------------
 # Field tables: (name, word, lsb, width, signed, description)

@@ -43,7 +43,7 @@ import numpy as np
 
 from tensorsoc.sw.mcore import api, isa, symbols as symbols_mod
 from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
-from tensorsoc.verification.golden.cnn import tanh_shift
+from tensorsoc.sw.model.quant import tanh_shift
 
 KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
 PROGRAMS = Path(__file__).resolve().parent / "programs"

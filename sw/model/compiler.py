@@ -14,7 +14,7 @@ import numpy as np
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.yamlsrc import ModelError
-from tensorsoc.verification.golden.cnn import tanh_shift, tanh_table
+from tensorsoc.sw.model.quant import tanh_shift, tanh_table
 
 
 def _tensor_entry(t, offsets=None):

@@ -15,7 +15,8 @@
   ``file.npy\\N``: row N of the array's first axis (one sample of a data
   set).  Resolved like a CSV file; read without pickle.
 
-Real values are quantised to Q.frac by ``tensorsoc.verification.golden.cnn.quantize``.
+Real values are quantised to Q.frac by ``tensorsoc.sw.model.quant.quantize`` (the
+rule of ``tensorsoc.spec.numbers``).
 Every source yields exactly the elements the host sends (stream order: the
 tensor's memory order without padded lanes).
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorsoc.verification.golden.cnn import quantize
+from tensorsoc.sw.model.quant import quantize
 
 _GAUSS = re.compile(r"^rand_gauss\s*(?:\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\))?$")
 _CSV = re.compile(r"^(?P<file>[^\\]+\.csv)\\(?P<line>.+)$")

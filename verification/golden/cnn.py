@@ -27,12 +27,15 @@ from tensorsoc.sw.model.layout import to_memory
 from tensorsoc.verification.golden import fixedpoint as fx
 from tensorsoc.verification.golden.tensor_exec import spu_eval
 
-TANH_RANGE_LOG2 = 2          # the tanh table spans [-4, 4): tanh(4) = 1 - 7e-4
+from tensorsoc.spec.numbers import TANH_RANGE_LOG2          # the tanh table spans [-4, 4)
 
 
 def quantize(real, frac):
-    """Real values -> Q.frac int16: round half up, saturate."""
-    return fx.saturate(np.floor(np.asarray(real, dtype=np.float64) * (1 << frac) + 0.5))
+    """Real values -> Q.frac int16: round half up, saturate (in float first:
+    casting a value beyond the int64 range, e.g. 1e30 or inf, to an integer
+    would wrap instead of saturating)."""
+    rounded = np.floor(np.asarray(real, dtype=np.float64) * (1 << frac) + 0.5)
+    return fx.saturate(np.clip(rounded, fx.data_min() - 1, fx.data_max() + 1))
 
 
 def dequantize(raw, frac):

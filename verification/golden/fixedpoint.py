@@ -25,7 +25,7 @@ All functions accept scalars or numpy arrays of any integer dtype and return
 
 import numpy as np
 
-DATA_BITS = 16
+from tensorsoc.spec.numbers import DATA_BITS
 ACC_BITS = 32
 
 
