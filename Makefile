@@ -75,6 +75,9 @@ regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=
 	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 	TSOC_FPGA_AREA=all $(PYTEST) -q -ra tests/test_fpga_area.py
 
+docs: setup ## regenerate every generated section of docs/ and the C headers (a test fails when one is stale)
+	$(TSOC) docs
+
 regress-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { echo "[setup] installing Debian's chromium (the report test opens the HTML report headless)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
@@ -91,4 +94,4 @@ clean: ## remove build outputs (keeps .venv)
 distclean: clean ## remove build outputs and the venv
 	rm -rf $(VENV)
 
-.PHONY: help setup system-deps sim digits test regress regress-deps bitstream clean distclean
+.PHONY: help setup system-deps sim digits test regress regress-deps docs bitstream clean distclean

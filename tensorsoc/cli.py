@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "tensorsoc.sw.model.cli",
     "tensorsoc.verification.te.cli",
     "tensorsoc.verification.regress.cli",
+    "tensorsoc.docs",
 ]
 
 
