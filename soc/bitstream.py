@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tensorsoc.soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
+from tensorsoc.soc.config import FIRMWARE_RESERVE
 from tensorsoc.soc.targets.board import host_sclk_max
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
@@ -405,9 +406,9 @@ def config_table_markdown():
         ("main RAM", lambda t, c: f"{_size(c.main_ram_size)} " + ("integrated RAM" if t is None else "SDRAM")),
         ("host windows: model / tensor / server",
          lambda t, c: f"{_size(c.model_window_size)} / {_size(c.tensor_window_size)} / {_size(c.server_window_size)}"),
-        ("activation arena (main RAM - windows - 16 KiB)",
+        (f"activation arena (main RAM - windows - {FIRMWARE_RESERVE // 1024} KiB)",
          lambda t, c: _size(c.main_ram_size - c.model_window_size - c.tensor_window_size - c.server_window_size
-                            - 16 * 1024)),
+                            - FIRMWARE_RESERVE)),
         ("boot memtest random fill", lambda t, c: _size(c.memtest_size) if c.memtest_size else "all of main RAM"),
         ("boot ROM / CPU SRAM", lambda t, c: f"{c.rom_size // 1024} / {c.sram_size // 1024} KiB"),
         ("TensorEngine scratch", lambda t, c: _size(c.scratch_size) if c.accelerator else "-"),

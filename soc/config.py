@@ -14,6 +14,9 @@ class ConfigError(ValueError):
     pass
 
 
+FIRMWARE_RESERVE = 16 * 1024    # main RAM below the activation arena kept for the firmware (its data and stack)
+
+
 def _is_pow2(n):
     return n > 0 and (n & (n - 1)) == 0
 
@@ -79,9 +82,9 @@ class SoCConfig:
             if v <= 0 or v % 256:
                 raise ConfigError(f"{name}={v}: must be a positive multiple of 256 bytes")
         windows = self.server_window_size + self.tensor_window_size + self.model_window_size
-        if windows + 16 * 1024 > self.main_ram_size:
+        if windows + FIRMWARE_RESERVE > self.main_ram_size:
             raise ConfigError(f"main_ram_size={self.main_ram_size}: the host windows take {windows} bytes "
-                              f"and the firmware needs at least 16 KiB below them")
+                              f"and the firmware needs at least {FIRMWARE_RESERVE // 1024} KiB below them")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
         if self.host_msb_first not in (0, 1):

@@ -121,6 +121,7 @@ ACCEL_RECORD_FIELDS = [
 ]
 
 NONE = 0xFFFFFFFF
+MAX_LAYERS = 64           # compute layers an image may have: the server's per-layer timings (RTimings)
 OPCODES = {"STREAM_IN": 1, "STREAM_OUT": 2, "CONV": 3, "LIN": 4, "MAXPOOL": 5}
 REGIONS = {"CONST": 0, "INPUT": 1, "ARENA": 2}
 LAYOUTS = {"col_first": 0, "row_first": 1}
@@ -307,7 +308,7 @@ def c_header() -> str:
         for i, (name, doc) in enumerate(fields):
             comment = f"  /* {doc} */" if doc else ""
             lines.append(f"#define {prefix}_W_{name.upper():<15} {i}{comment}")
-    lines += ["", f"#define MODEL_NONE 0x{NONE:08x}u"]
+    lines += ["", f"#define MODEL_NONE 0x{NONE:08x}u", f"#define MODEL_MAX_LAYERS {MAX_LAYERS}"]
     for prefix, codes in (("MODEL_OPCODE", OPCODES), ("MODEL_REGION", REGIONS), ("MODEL_LAYOUT", LAYOUTS),
                           ("MODEL_ACT", ACTS), ("MODEL_FLAG", FLAGS)):
         for name, code in codes.items():

@@ -540,3 +540,25 @@ def test_memory_exhausted_in_the_model_window():
     m["tens_trans_seq"][0]["tens_trans"] += big
     expect(error_of(m, config=small), "sequence 'load', op 6 (TENS_STREAM), field 'res_dim'", "memory exhausted",
            "the model window has 65536")
+
+
+def test_more_layers_than_the_server_times():
+    """sw/model_image.py MAX_LAYERS: the server keeps one timing per layer; the 65th layer is refused here,
+    not by the device at WModel."""
+    from tensorsoc.sw.model_image import MAX_LAYERS
+
+    def chain(n):
+        m = base_model()
+        infer = m["tens_trans_seq"][1]["tens_trans"]
+        pools = [{"tens_trans_type": "TENS_MAXPOOL", "src_name": f"q{i}", "kern_size": [1, 1], "stride": [1, 1],
+                  "padding": [0, 0], "res_name": f"q{i + 1}", "dealloc": [f"q{i}"]} for i in range(n)]
+        infer[1]["res_name"] = "q0"                      # the conv writes q0
+        infer[2]["src_name"] = infer[2]["dealloc"][0] = f"q{n}"
+        return m, pools, infer
+
+    m, pools, infer = chain(MAX_LAYERS - 3)            # conv + pools + maxpool + linear = MAX_LAYERS
+    infer[2:2] = pools
+    build(m)
+    m, pools, infer = chain(MAX_LAYERS - 2)
+    infer[2:2] = pools
+    expect(error_of(m), f"layer {MAX_LAYERS}", f"at most {MAX_LAYERS} compute layers", "MAX_LAYERS")

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.soc.config import FIRMWARE_RESERVE, SoCConfig
+from tensorsoc.sw.model_image import MAX_LAYERS
 from tensorsoc.sw.model import fields as F
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model import sources
 from tensorsoc.sw.model.yamlsrc import ModelError, YList, YMap, load
 
 DEFAULT_FRAC_BITS = 8
-FIRMWARE_RESERVE = 16 * 1024     # main RAM below the arena kept for the firmware (soc/config.py's minimum)
 INPUT_ALIGN = 4                  # host data start on word boundaries (WTensor/RTensor move words)
 
 
@@ -348,6 +348,10 @@ class _Parser:
         layer = 0
         for op in ops:
             if op.kind != "stream":
+                if layer == MAX_LAYERS:
+                    raise ModelError(f"{op.where()}: layer {layer}: a model has at most {MAX_LAYERS} compute layers "
+                                     f"(TENS_CONV, TENS_LIN, TENS_MAXPOOL): the server keeps one timing per layer "
+                                     f"(sw/model_image.py MAX_LAYERS)", self.file, op.line)
                 op.layer, layer = layer, layer + 1
         for t in self.tensors:
             if id(t) not in self.used:

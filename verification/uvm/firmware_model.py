@@ -33,7 +33,7 @@ from tensorsoc.sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, 
 from tensorsoc.verification.host.device_model import Firmware, expected_rspec
 
 FIRMWARE_RUNS_LAYERS = True
-MAX_LAYERS = 64                  # server.c: RTimings words it can hold
+MAX_LAYERS = mi.MAX_LAYERS       # server.c: RTimings words it can hold
 MAIN_RAM_BASE = 0x4000_0000
 
 
