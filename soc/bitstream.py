@@ -359,17 +359,8 @@ def describe(target, config):
 def _config(target, settings):
     from tensorsoc.soc.config import ConfigError
     from tensorsoc.cli import UserError
-    overrides = {}
-    for item in settings or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--set {item!r}: expected FIELD=VALUE (for example np=4)")
-        try:
-            overrides[key] = int(value, 0)
-        except ValueError:
-            raise UserError(f"--set {item!r}: {value!r} is not an integer") from None
     try:
-        return target.config.with_overrides(**overrides)
+        return target.config.with_settings(settings)
     except ConfigError as e:
         raise UserError(f"board {target.name}: {e}") from None
 

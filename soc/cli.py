@@ -10,19 +10,8 @@ MEMORY_FIELDS = ("main_ram_size", "model_window_size", "tensor_window_size", "se
 
 
 def _config_from_args(args, base=DEFAULT):
-    overrides = {}
-    for item in args.set or []:
-        if "=" not in item:
-            from tensorsoc.cli import UserError
-            raise UserError(f"--set {item!r}: expected FIELD=VALUE (for example np=8)")
-        key, value = item.split("=", 1)
-        try:
-            overrides[key] = int(value, 0)
-        except ValueError:
-            from tensorsoc.cli import UserError
-            raise UserError(f"--set {item!r}: {value!r} is not an integer")
     try:
-        return base.with_overrides(**overrides)
+        return base.with_settings(args.set)
     except ConfigError as e:
         from tensorsoc.cli import UserError
         raise UserError(str(e))

@@ -130,8 +130,24 @@ class SoCConfig:
     def with_overrides(self, **kw):
         unknown = set(kw) - {f.name for f in fields(self)}
         if unknown:
-            raise ConfigError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+            raise ConfigError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
+                              f"(the fields: {', '.join(f.name for f in fields(self))})")
         return replace(self, **kw)
+
+    def with_settings(self, settings):
+        """This configuration with the command lines' ``--set FIELD=VALUE``
+        items applied (VALUE an integer, decimal or 0x...).  ConfigError
+        names the item and what was expected."""
+        overrides = {}
+        for item in settings or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"--set {item!r}: expected FIELD=VALUE (for example np=4)")
+            try:
+                overrides[key.strip()] = int(value, 0)
+            except ValueError:
+                raise ConfigError(f"--set {item!r}: {value!r} is not an integer") from None
+        return self.with_overrides(**overrides)
 
     def as_dict(self):
         return asdict(self)

@@ -1,5 +1,7 @@
 """The configuration object and the generated headers and images."""
 
+import re
+
 import pytest
 
 from tensorsoc.soc.config import DEFAULT, ConfigError, SoCConfig
@@ -160,3 +162,14 @@ def test_sim_soc_with_sdram_elaborates():
     region = soc.bus.regions["main_ram"]
     assert (region.origin, region.size) == (0x4000_0000, cfg.main_ram_size)
     assert hasattr(soc, "sdrphy") and soc.constants["SERVER_WINDOW_BASE"] == 0x4000_0000 + 16 * MiB - 64 * 1024
+
+
+def test_set_items_parsed_once():
+    """Every command's --set FIELD=VALUE goes through SoCConfig.with_settings."""
+    from tensorsoc.soc.config import ConfigError, SoCConfig
+    c = SoCConfig().with_settings(["np=2", " vw = 0x4", "main_ram_size=0x1000000"])
+    assert (c.np, c.vw, c.main_ram_size) == (2, 4, 1 << 24)
+    for item, msg in (("np", "expected FIELD=VALUE"), ("=3", "expected FIELD=VALUE"),
+                      ("np=two", "'two' is not an integer"), ("npp=2", "unknown configuration field(s): npp")):
+        with pytest.raises(ConfigError, match=re.escape(msg)):
+            SoCConfig().with_settings([item])

@@ -14,17 +14,8 @@ def _user_error(msg):
 
 
 def _config(args):
-    over = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        try:
-            over[key.strip()] = int(value, 0)
-        except ValueError:
-            raise _user_error(f"--set {item}: expected NAME=INTEGER (a soc/config.py field)") from None
-        if not sep:
-            raise _user_error(f"--set {item}: expected NAME=INTEGER")
     try:
-        return SoCConfig().with_overrides(**over)
+        return SoCConfig().with_settings(args.set)
     except ConfigError as e:
         raise _user_error(str(e)) from None
 
