@@ -56,6 +56,11 @@ class SideRegs:
         self.chk = [Signal() for _ in range(LEVELS)]
         self.ovl = [Signal() for _ in range(LEVELS)]
 
+    def flat(self):
+        """Every register, in a fixed order (to copy one side into another)."""
+        scalars = [self.space, self.dtype, self.base, self.ovl_en, self.ovl_start, self.ovl_limit, self.nbcast]
+        return scalars + self.count + self.step + self.start + self.stride + self.bound + self.chk + self.ovl
+
 
 class AddressGenerator(Module):
     def __init__(self, side):

@@ -159,22 +159,51 @@ class TensorEngineCore(Module):
         self.sync += If(self.errors_clear, self.errors.eq(err_set)).Else(self.errors.eq(self.errors | err_set))
 
         # ------------------------------------------------------------------
-        # Decoder: parses the words of one instruction into registers.
+        # Decoder and executor.  The decoder parses the words of one
+        # instruction into the *decoded* registers (``d_*``, a second set of
+        # sides and transfer attributes) while the previous transfer
+        # executes from the *active* registers, which the address
+        # generators, the data paths and the trace read.  A decoded TRANSFER
+        # waits in READY until the executor is free, which copies it into
+        # the active set in one clock (IDLE), starts the generators (LOAD)
+        # and runs it (XFER): decode is hidden behind the previous transfer.
+        # EXE, CALLBACK and LOG act only when the executor is idle with
+        # nothing decoded, so every instruction takes effect in queue order.
         # ------------------------------------------------------------------
         w = q.dout
         rem = Signal(8)            # words of the instruction not yet consumed
         op = Signal(4)
-        self.process = process = Signal()
         bad = Signal()             # malformed: DECODE at the end, not executed
         bad_count = Signal()       # a level count of 0: DECODE
+        exe_func = Signal(32)
+        cb_tag = Signal(32)
+        log_next = Signal()        # LOG's on bit, waiting for the executor
+        # Decoded (the next transfer) ...
+        d_process = Signal()
+        d_pad = Signal(16)
+        d_proc_en = Signal()
+        d_proc = Signal(2)
+        d_scatter = Signal()
+        d_vmode = Signal()
+        d_bmode = Signal()
+        d_sides = [SideRegs(), SideRegs()]
+        d_dst, d_src = d_sides
+        d_l0_count = [Signal(32), Signal(32)]     # level 0 as written, per side: the trace's Vn
+        d_l0_step = [Signal(32), Signal(32)]
+        # ... and active (the executing one).
+        self.process = process = Signal()
         pad = Signal(16)
         self.proc_en = proc_en = Signal()
         proc = Signal(2)
         self.scatter = scatter = Signal()
-        exe_func = Signal(32)
-        cb_tag = Signal(32)
+        vmode = Signal()          # the transfer runs on the vector path
+        bmode = Signal()          # ... in broadcast mode (below)
+        self.bmode = bmode
         sides = [SideRegs(), SideRegs()]
         self.dst, self.src = dst, src = sides
+        l0_count = [Signal(32), Signal(32)]
+        l0_step = [Signal(32), Signal(32)]
+
         sidesel = Signal()
         nlev = Signal(4)
         bmask = Signal(8)
@@ -199,7 +228,7 @@ class TensorEngineCore(Module):
         ]
 
         def on_side(fn):
-            return If(sidesel, *fn(src)).Else(*fn(dst))
+            return If(sidesel, *fn(d_src)).Else(*fn(d_dst))
 
         def on_slot(fn):
             return Case(slot, {s: on_side(lambda sd, s=s: fn(sd, s)) for s in range(LEVELS)})
@@ -233,18 +262,29 @@ class TensorEngineCore(Module):
         self.comb += q.re.eq(take)
         xfer_go = Signal()
         xfer_done = Signal()
+        vdone = Signal()
         lw = Signal(3)           # word within a level block
 
+        # Executor: IDLE (the decoded transfer is copied in) -> LOAD -> XFER.
+        self.submodules.xfsm = xfsm = FSM(reset_state="IDLE")
         self.submodules.fsm = fsm = FSM(reset_state="HDR")
+        exec_idle = Signal()     # no transfer executing (nothing decoded is waiting when the decoder asks)
+        hand = Signal()          # decoded -> active
+        self.comb += exec_idle.eq(xfsm.ongoing("IDLE"))
+        xfsm.act("IDLE", If(fsm.ongoing("READY"), hand.eq(1), NextState("LOAD")))
+        xfsm.act("LOAD", xfer_go.eq(1), NextState("XFER"))
+        xfsm.act("XFER", self.xfer_active.eq(1),
+            If(Mux(vmode, vdone, xfer_done), NextState("IDLE")))
+
         fsm.act("HDR",
             If(q.readable,
                 take.eq(1),
                 NextValue(op, field(w, isa.HEADER_FIELDS, "opcode")),
-                NextValue(process, field(w, isa.HEADER_FIELDS, "process")),
+                NextValue(d_process, field(w, isa.HEADER_FIELDS, "process")),
                 NextValue(rem, field(w, isa.HEADER_FIELDS, "length") - 1),
-                NextValue(scatter, field(w, isa.TRANSFER_FIELDS, "scatter")),
-                NextValue(proc_en, field(w, isa.TRANSFER_FIELDS, "proc_en")),
-                NextValue(proc, field(w, isa.TRANSFER_FIELDS, "proc")),
+                NextValue(d_scatter, field(w, isa.TRANSFER_FIELDS, "scatter")),
+                NextValue(d_proc_en, field(w, isa.TRANSFER_FIELDS, "proc_en")),
+                NextValue(d_proc, field(w, isa.TRANSFER_FIELDS, "proc")),
                 NextValue(bad, 0),
                 Case(field(w, isa.HEADER_FIELDS, "opcode"), {
                     OP["NOP"]: NextState("SKIP"),
@@ -254,7 +294,8 @@ class TensorEngineCore(Module):
                     OP["CALLBACK"]: If(field(w, isa.HEADER_FIELDS, "length") == isa.CALLBACK_WORDS, NextState("CB_TAG"))
                                     .Else(NextValue(bad, 1), NextState("SKIP")),
                     OP["LOG"]: If(field(w, isa.HEADER_FIELDS, "length") == isa.LOG_WORDS,
-                                  NextValue(self.log_on, field(w, isa.LOG_FIELDS, "on")))
+                                  If(exec_idle, NextValue(self.log_on, field(w, isa.LOG_FIELDS, "on")))
+                                  .Else(NextValue(log_next, field(w, isa.LOG_FIELDS, "on")), NextState("LOG_WAIT")))
                                .Else(NextValue(bad, 1), NextState("SKIP")),
                     "default": [NextValue(bad, 1), NextState("SKIP")],
                 }),
@@ -274,17 +315,19 @@ class TensorEngineCore(Module):
             return If(rem == 0, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
                    ).Elif(q.readable, take.eq(1), NextValue(rem, rem - 1), *body)
 
+        # EXE, CALLBACK and LOG wait for the transfers before them.
+        fsm.act("LOG_WAIT", If(exec_idle, NextValue(self.log_on, log_next), NextState("HDR")))
         fsm.act("EXE_FUNC", consume(NextValue(exe_func, w), NextState("EXE_GO")))
         fsm.act("EXE_GO",
-            self.start_valid.eq(1),
-            If(self.start_ready, NextState("EXE_GUARD")))
+            self.start_valid.eq(exec_idle),
+            If(exec_idle & self.start_ready, NextState("EXE_GUARD")))
         fsm.act("EXE_GUARD", NextState("HDR"))   # the array's busy rises the clock after the start
         fsm.act("CB_TAG", consume(NextValue(cb_tag, w), NextState("CB_PARM")))
         fsm.act("CB_PARM", consume(NextState("CB_PUSH")))
-        fsm.act("CB_PUSH", If(cbq.writable, cbq.we.eq(1), NextState("HDR")))
-        self.comb += [cbq.din.eq(cb_tag), self.start_func.eq(exe_func), self.start_process.eq(process)]
+        fsm.act("CB_PUSH", If(exec_idle & cbq.writable, cbq.we.eq(1), NextState("HDR")))
+        self.comb += [cbq.din.eq(cb_tag), self.start_func.eq(exe_func), self.start_process.eq(d_process)]
 
-        fsm.act("PAD", consume(NextValue(pad, field(w, isa.TRANSFER_FIELDS, "pad")),
+        fsm.act("PAD", consume(NextValue(d_pad, field(w, isa.TRANSFER_FIELDS, "pad")),
                                NextValue(sidesel, 0), NextState("SIDE0")))
         fsm.act("SIDE0", consume(
             NextValue(nlev, nl),
@@ -330,13 +373,10 @@ class TensorEngineCore(Module):
             lf["bound"]: on_slot(lambda sd, s: [sd.bound[s].eq(w)]),
         })
         self.sync += If(fsm.ongoing("LEVEL") & take, level_store)
-        # Level 0 as written (count, step) of each side: the trace's Vn attribute.
-        l0_count = [Signal(32), Signal(32)]
-        l0_step = [Signal(32), Signal(32)]
         for k in range(2):
             self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
-                            If(lw == lf["count"], l0_count[k].eq(w)),
-                            If(lw == lf["step"], l0_step[k].eq(w)))
+                            If(lw == lf["count"], d_l0_count[k].eq(w)),
+                            If(lw == lf["step"], d_l0_step[k].eq(w)))
         fsm.act("LEVEL", consume(
             If(lw == isa.LEVEL_WORDS - 1,
                 NextValue(lw, 0),
@@ -345,39 +385,36 @@ class TensorEngineCore(Module):
                 ).Else(NextValue(lvl, lvl + 1))
             ).Else(NextValue(lw, lw + 1))))
         vector_ok = Signal()
-        vmode = Signal()          # the transfer runs on the vector path
-        vdone = Signal()
-        s_elig, d_elig = eligible(src), eligible(dst)
+        s_elig, d_elig = eligible(d_src), eligible(d_dst)
         # Broadcast over the PCORE dimension on the vector path (bmode): a
         # PCORE destination whose one broadcast level (slot 0) steps by the
         # PCORE stride, at most NP copies, not overlapped, the rest of the
         # side eligible.  The copies of a word differ only in the PCORE, so
         # each destination word is one write of the te channel to all of
-        # them (te.wr_bcast).  The decoder's slots are then shifted down
-        # (the broadcast level leaves the agen) and the per-copy bound check
-        # of the broadcast level, constant over the transfer, is kept in
-        # bc_copy.
+        # them (te.wr_bcast).  CHECK shifts the decoded destination's slots
+        # down (the broadcast level leaves the agen) and keeps the per-copy
+        # bound check of the broadcast level, constant over the transfer,
+        # in d_bc_copy (bc_copy once active).
         bvector_ok = Signal()
-        bmode = Signal()
-        self.bmode = bmode
-        d_pcore = (dst.space == SPACE["PCORE_PRIVATE"]) | (dst.space == SPACE["PCORE_SHARED"])
-        d_pstride = Mux(dst.space == SPACE["PCORE_SHARED"], config.pcore_shared_words,
+        d_pcore = (d_dst.space == SPACE["PCORE_PRIVATE"]) | (d_dst.space == SPACE["PCORE_SHARED"])
+        d_pstride = Mux(d_dst.space == SPACE["PCORE_SHARED"], config.pcore_shared_words,
                         config.nt * config.pcore_private_words)
-        db_elig = eligible(dst, first=1)
-        self.comb += src.vector_eligibility + dst.vector_eligibility
-        self.comb += vector_ok.eq(s_elig & d_elig & ~proc_en
-                                  & ~((src.space == SPACE["DDR"]) & (dst.space == SPACE["DDR"])))
-        self.comb += bvector_ok.eq(s_elig & db_elig & ~proc_en & d_pcore & (dst.step[0][:32] == d_pstride)
-                                   & ~dst.ovl[0] & (dst.count[0] <= config.np))
-        bc_copy = Signal(config.np)     # copy j of a word is not out of bound on the broadcast level
+        db_elig = eligible(d_dst, first=1)
+        self.comb += d_src.vector_eligibility + d_dst.vector_eligibility
+        self.comb += vector_ok.eq(s_elig & d_elig & ~d_proc_en
+                                  & ~((d_src.space == SPACE["DDR"]) & (d_dst.space == SPACE["DDR"])))
+        self.comb += bvector_ok.eq(s_elig & db_elig & ~d_proc_en & d_pcore & (d_dst.step[0][:32] == d_pstride)
+                                   & ~d_dst.ovl[0] & (d_dst.count[0] <= config.np))
+        d_bc_copy = Signal(config.np)   # copy j of a word is not out of bound on the broadcast level
+        bc_copy = Signal(config.np)
         bc_copy_next = Signal(config.np)
         for j in range(config.np):
             idx_j = Signal((IDX_BITS + 8, True), name=f"bc_idx{j}")
             bnd = Signal((IDX_BITS + 8, True), name=f"bc_bound{j}")
             self.comb += [
-                idx_j.eq(dst.start[0] + j * dst.stride[0]),
-                bnd.eq(dst.bound[0]),
-                bc_copy_next[j].eq((dst.count[0] > j) & ~(dst.chk[0] & ((idx_j < 0) | (idx_j >= bnd)))),
+                idx_j.eq(d_dst.start[0] + j * d_dst.stride[0]),
+                bnd.eq(d_dst.bound[0]),
+                bc_copy_next[j].eq((d_dst.count[0] > j) & ~(d_dst.chk[0] & ((idx_j < 0) | (idx_j >= bnd)))),
             ]
         check_ok = Signal()
         self.comb += check_ok.eq((rem == 0) & ~bad & ~bad_count & ~((prod[0] != prod[1]) | ovf[0] | ovf[1]))
@@ -386,21 +423,24 @@ class TensorEngineCore(Module):
         shift = []
         for k in range(LEVELS):
             for name in ("count", "step", "start", "stride", "bound", "chk", "ovl"):
-                reg = getattr(dst, name)
+                reg = getattr(d_dst, name)
                 shift.append(reg[k].eq(reg[k + 1] if k + 1 < LEVELS else (1 if name == "count" else 0)))
-        self.sync += If(bshift, *shift, dst.nbcast.eq(0), bc_copy.eq(bc_copy_next))
+        self.sync += If(bshift, *shift, d_dst.nbcast.eq(0), d_bc_copy.eq(bc_copy_next))
         fsm.act("CHECK",
             If(rem != 0, NextValue(bad, 1), NextState("SKIP")
             ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
             ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
-            ).Elif(bvector_ok, NextValue(vmode, 1), NextValue(bmode, 1), NextState("BCAST")
-            ).Else(xfer_go.eq(1), NextValue(vmode, vector_ok), NextValue(bmode, 0), NextState("XFER")))
-        # the shifted slots are in place: start the walk
-        fsm.act("BCAST", xfer_go.eq(1), NextState("XFER"))
-        fsm.act("XFER", self.xfer_active.eq(1),
-            If(Mux(vmode, vdone, xfer_done), NextState("HDR")))
+            ).Elif(bvector_ok, NextValue(d_vmode, 1), NextValue(d_bmode, 1), NextState("READY")
+            ).Else(NextValue(d_vmode, vector_ok), NextValue(d_bmode, 0), NextState("READY")))
+        # Decoded: wait for the executor to take it (hand, in its IDLE state).
+        fsm.act("READY", If(exec_idle, NextState("HDR")))
+        self.sync += If(hand,
+            *[a.eq(d) for ad, dd in zip(sides, d_sides) for a, d in zip(ad.flat(), dd.flat())],
+            *[a.eq(d) for a, d in zip(l0_count + l0_step, d_l0_count + d_l0_step)],
+            process.eq(d_process), pad.eq(d_pad), proc_en.eq(d_proc_en), proc.eq(d_proc),
+            scatter.eq(d_scatter), vmode.eq(d_vmode), bmode.eq(d_bmode), bc_copy.eq(d_bc_copy))
         self.comb += self.xfer_vector.eq(vmode)
-        self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable)
+        self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable & exec_idle)
 
         # ------------------------------------------------------------------
         # Address generators and physical ranges.
