@@ -9,15 +9,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
 from tensorsoc.soc.config import SoCConfig, DEFAULT
-
-# Bus memory map, defined once; exported to the firmware through LiteX's
-# generated mem.h / soc.h and to the docs.
-MEM_MAP = {
-    "rom":      0x0000_0000,   # boot ROM: the default server firmware
-    "sram":     0x1000_0000,   # CPU data and stack
-    "main_ram": 0x4000_0000,   # the programmer guide's "DDR"
-    "csr":      0xf000_0000,
-}
+from tensorsoc.spec.memory_map import MEM_MAP   # noqa: F401 (exported to the firmware by LiteX's mem.h / soc.h)
 
 class TensorSoC(SoCCore):
     """tensorsoc SoC.

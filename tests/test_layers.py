@@ -28,10 +28,12 @@ def _imports(path):
 
 
 def _layer_of(module):
+    """The layer of a module; None outside the project, and for the bare
+    ``tensorsoc`` package (its __init__ imports nothing)."""
     parts = module.split(".")
-    if parts[0] != "tensorsoc":
+    if parts[0] != "tensorsoc" or len(parts) == 1:
         return None
-    return parts[1] if len(parts) > 1 and parts[1] in LAYERS[:-1] else "tensorsoc"
+    return parts[1] if parts[1] in LAYERS[:-1] else "tensorsoc"
 
 
 def upward_imports():

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tensorsoc.spec.memory_map import MEM_MAP
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.yamlsrc import ModelError
@@ -122,7 +123,6 @@ def accel_programs(model, payload, data=None, offsets=None, in_place=None):
     const_layout()'s (default: the frontend's); ``in_place``: a set that
     collects the indices of the constants the programs read from the
     constant block itself (not arranged)."""
-    from tensorsoc.soc.tensorsoc import MEM_MAP
     from tensorsoc.sw.model import accel
     cfg = model.config
     main_ram = MEM_MAP["main_ram"]
@@ -147,7 +147,6 @@ def accel_programs(model, payload, data=None, offsets=None, in_place=None):
 def accel_data_base(model, payload):
     """Bus address of the accelerator section's arranged constants when the
     section follows ``payload`` (mi.with_accel pads it to 4 bytes)."""
-    from tensorsoc.soc.tensorsoc import MEM_MAP
     win = model.config.windows(MEM_MAP["main_ram"])["model"][0]
     return win + mi.HEADER_SIZE + len(payload) + (-len(payload) % 4) + mi.accel_data_offset()
 
@@ -235,7 +234,6 @@ def _payload(model, offsets=None, nbytes=None):
 
 def _with_section(model, payload, offsets=None, in_place=None):
     """``payload`` + the accelerator section: (payload, placements)."""
-    from tensorsoc.soc.tensorsoc import MEM_MAP
     from tensorsoc.sw.model.accel import DataBlob, kernels_resident
     cfg = model.config
     data = DataBlob(accel_data_base(model, payload))

@@ -27,6 +27,7 @@ so the switch is never silent.
 import struct
 import zlib
 
+from tensorsoc.spec.memory_map import MEM_MAP
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw import server_image as si
 from tensorsoc.sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
@@ -34,7 +35,7 @@ from tensorsoc.verification.host.device_model import Firmware, expected_rspec
 
 FIRMWARE_RUNS_LAYERS = True
 MAX_LAYERS = mi.MAX_LAYERS       # server.c: RTimings words it can hold
-MAIN_RAM_BASE = 0x4000_0000
+MAIN_RAM_BASE = MEM_MAP["main_ram"]
 
 
 def expectation(runs_layers=FIRMWARE_RUNS_LAYERS):
