@@ -15,6 +15,10 @@ The flow, each step skipped when its inputs did not change:
 
 Files are only rewritten when their contents change (LiteX banners carry a
 date, which is ignored), so ``make`` and the steps above stay incremental.
+A simulation build (SimBuild) also keys the whole generation by a content
+hash of its inputs (soc/gen_cache.py): with the same configuration, sources
+and tools, steps 1-3 do not run at all, and the simulator built from the
+same key is not rebuilt (verification/soc/runner.py).
 """
 
 import json
@@ -315,15 +319,54 @@ class SimBuild(SoCBuild):
                              f"model_window_size=..., tensor_window_size=...)")
         self.sdram = sdram
         self.obj_dir = self.build_dir / "obj_dir"
+        self.inputs = None        # gen_cache.Inputs of the generated SoC, once generate() ran
 
     def make_soc(self, rom_init=None):
         return make_sim_soc(self.config, rom_init=rom_init, gateware_dir=self.gateware_dir, sdram=self.sdram)
 
-    def generate(self):
+    def generation_inputs(self):
+        """The inputs of this build's generation and their key (soc/gen_cache.py)."""
+        import dataclasses
+        from tensorsoc.soc import gen_cache
+        return gen_cache.inputs({"config": self.config.as_dict(),
+                                 "sdram": dataclasses.asdict(self.sdram) if self.sdram is not None else None})
+
+    @property
+    def stamp(self):
+        """The key and inputs of the last finished generation in this folder."""
+        from tensorsoc.soc.gen_cache import STAMP
+        return self.build_dir / STAMP
+
+    def generate(self, force=False):
+        """Steps 1-3, skipped when the folder holds a finished generation of
+        the same inputs (soc/gen_cache.py says what they are).  Returns True
+        when it generated.  ``self.inputs`` is then the Inputs of the folder's
+        SoC, which the simulator builds key on."""
+        from tensorsoc.soc import gen_cache
+        inputs = self.generation_inputs()
+        old = gen_cache.read_stamp(self.stamp)
+        outputs = [self.verilog, self.sources_json, self.firmware_bin("rom"), self.firmware_bin("ram")]
+        if not force and old and old.get("key") == inputs.key and all(p.exists() for p in outputs):
+            self.log(f"[soc] SoC up to date (inputs {inputs.short}: configuration, {len(inputs.files)} source files, "
+                     f"tool versions): not regenerated")
+            self.inputs = inputs
+            return False
+        changes = inputs.changes(old)
+        self.log(f"[soc] inputs {inputs.short}: " + "; ".join(changes[:6])
+                 + (f"; and {len(changes) - 6} more" if len(changes) > 6 else ""))
+        gen_cache.clear_stamp(self.stamp)
         if self.sdram is not None:
             self.log(f"[soc] main RAM: {self.config.main_ram_size // 1024} KiB of simulated {self.sdram.describe()}, "
                      f"timings at {self.config.sys_clk_freq / 1e6:g} MHz")
         SoCBuild.generate(self)
+        after = self.generation_inputs()
+        if after.key == inputs.key:
+            gen_cache.write_stamp(self.stamp, inputs.as_dict())
+        else:
+            self.log("[soc] inputs changed during the generation (" + "; ".join(after.changes(inputs.as_dict())[:6])
+                     + "): the next build regenerates")
+        self.inputs = inputs
+        return True
 
     @property
     def simulator(self):

@@ -72,13 +72,29 @@ def _control_file(build: SimBuild):
     return path
 
 
-def cocotb_build(build: SimBuild, waves=False):
-    """Generates the SoC (headers, firmware, Verilog) and verilates it for cocotb."""
+# In the simulator's folder: the generation key it was built from.
+SIM_STAMP = "tsoc-simulator.json"
+
+
+def cocotb_build(build: SimBuild, waves=False, log=None):
+    """Generates the SoC (headers, firmware, Verilog) and verilates it for
+    cocotb; both skipped when the folder holds them for the same inputs
+    (soc/gen_cache.py: configuration, sources, tool versions; this module
+    is one of the sources, so a change of the Verilator options rebuilds)."""
+    from tensorsoc.soc import gen_cache
+    log = log or build.log
     setup_env()
     with build_lock(build.build_dir):
         build.generate()
+        stamp = sim_dir(build, waves) / SIM_STAMP
+        built = gen_cache.read_stamp(stamp)
+        if built and built.get("key") == build.inputs.key and (sim_dir(build, waves) / "tensorsoc").is_file():
+            log(f"[sim] simulator up to date (inputs {build.inputs.short}): not rebuilt")
+            return cocotb_runner(build, waves)
+        gen_cache.clear_stamp(stamp)
         runner = _fast_verilator_runner()
         _build(runner, build, waves)
+        gen_cache.write_stamp(stamp, {"key": build.inputs.key, "waves": waves})
     return runner
 
 
