@@ -247,3 +247,18 @@ def test_arranged_weights_once_whatever_the_number_of_sequences():
         model = parse_model(_sequences_model(n), file="s.yaml", config=cfg)
         data.append(mi.decode_image(compile_model(model))["accel"]["data"])
     assert len(data[0]) == len(data[1]) and len(data[0]) >= 2 * (3 * 3 * 16 * 32 + 64 * 512)
+
+
+def test_linear_k_tile_follows_the_cost_model():
+    """tile_linear takes the K tile with the fewest estimated clocks: with a few output blocks (a few active
+    threads, MIN_SLOTS clocks per instruction) the last kernel, which nothing overlaps, is cut short with a
+    smaller tile; with a thread for every block of a pass the largest tile that fits (fewest kernel calls)."""
+    cfg = SoCConfig()
+    largest = lambda NI, NO: max(d for d in accel._divisors(NI)
+                                 if d <= min((cfg.pcore_private_words - 2 * cfg.vw) // cfg.vw, cfg.pcore_shared_words))
+    few = accel.tile_linear(cfg, 88, 16, True, False)
+    assert few.k_tile[1] < largest(88, 16)
+    est = {d: accel.linear_steps_clocks(cfg, 88, 16, d, True, False) for d in accel._divisors(88) if d <= 62}
+    assert est[few.k_tile[1]] == min(est.values())
+    many = accel.tile_linear(cfg, 4096, 256, True, False)          # 32 blocks: every thread of the pass busy
+    assert many.k_tile[1] == largest(4096, 256)

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorsoc.sw.mcore import api, isa, symbols as symbols_mod
+from tensorsoc.cores.pcore.isa import MIN_SLOTS
 from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
 from tensorsoc.sw.model.quant import tanh_shift
 
@@ -262,11 +263,48 @@ def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
     return Tiling("convolution", P, T, CO, vw, tiles)
 
 
+# The cost model of the linear kernel's K tiles (tile_linear), in clocks:
+# each TensorEngine transfer costs its words at the bus width plus
+# TRANSFER_CLOCKS of start (the first access's latency and the path's fill;
+# the decode is hidden behind the transfer before: docs/tensor_engine.md);
+# a kernel call costs (its instructions + KERNEL_CALL_INSTRS) vector slots,
+# a slot being max(active threads of a PCORE, MIN_SLOTS) clocks
+# (docs/pcore.md).  Fitted to `tsoc bench layers` (docs/models.md, "Tiling":
+# within 3% on the LeNet-5 and wide_cnn linears, 6% on the 4096 -> 64).
+TRANSFER_CLOCKS = 24
+KERNEL_CALL_INSTRS = 6
+
+
+def linear_steps_clocks(config, NI, NO, KT, bias, bn):
+    """Estimated clocks of a batch-1 lin cut into K tiles of KT inputs
+    (schedule(): step i+1's loads overlap kernel i; the kernels, sharing
+    the accumulator, run one after the other)."""
+    from tensorsoc.sw.model.roofline import bus_bytes_per_clock
+    vw, bus = config.vw, bus_bytes_per_clock(config)
+    T = config.np * config.nt
+    units = NO // vw
+    total = 0
+    for b in range(-(-units // T)):
+        n = min(T, units - b * T)
+        slot = max(min(n, config.nt), MIN_SLOTS)
+        nk = NI // KT
+        load = -(-(n * KT * vw + KT) * 2 // bus) + 2 * TRANSFER_CLOCKS
+        kernel = slot * (KT + KERNEL_CALL_INSTRS)
+        epilogue = -(-n * vw * (int(bias) + 2 * int(bn)) * 2 // bus) + TRANSFER_CLOCKS if bias or bn else 0
+        store = -(-n * vw * 2 // bus) + TRANSFER_CLOCKS
+        total += load + (nk - 1) * max(load, kernel) + epilogue + kernel + slot * KERNEL_CALL_INSTRS + store
+    return total
+
+
 def tile_linear(config, NI, NO, bias, bn):
     """The linear kernel's tiling of a batch-1 lin: a thread per block of VW
     outputs holding KT x VW weights + VW outputs + its epilogue vectors;
-    the input tile (KT words) in the shared memory.  The largest KT (a
-    divisor of NI) that fits: fewest kernel calls."""
+    the input tile (KT words) in the shared memory.  KT: the divisor of NI
+    that fits with the fewest estimated clocks (linear_steps_clocks; ties
+    to the larger KT, fewer kernel calls).  Few blocks (a few active
+    threads) make each kernel slow (MIN_SLOTS clocks per instruction), so
+    the last kernel, which nothing overlaps, is cut short with a smaller
+    KT; many blocks keep the largest."""
     vw, PW, SW = config.vw, config.pcore_private_words, config.pcore_shared_words
     epi = vw * (int(bias) + 2 * int(bn))
     kt_max = min((PW - vw - epi) // vw, SW)
@@ -274,7 +312,7 @@ def tile_linear(config, NI, NO, bias, bn):
     if not kts:
         raise NoProgram(f"{vw} weights, the outputs and the epilogue of one block take more than a "
                         f"thread's {PW} private words")
-    kt = max(kts)
+    kt = min(kts, key=lambda d: (linear_steps_clocks(config, NI, NO, d, bias, bn), -d))
     return Tiling("linear", NO // vw, config.np * config.nt, NO, NO, [(0, 0, k, k + kt - 1) for k in range(0, NI, kt)])
 
 
