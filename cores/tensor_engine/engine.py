@@ -167,8 +167,11 @@ class TensorEngineCore(Module):
         # waits in READY until the executor is free, which copies it into
         # the active set in one clock (IDLE), starts the generators (LOAD)
         # and runs it (XFER): decode is hidden behind the previous transfer.
-        # EXE, CALLBACK and LOG act only when the executor is idle with
-        # nothing decoded, so every instruction takes effect in queue order.
+        # An EXE is parsed into a pending register which the executor issues
+        # before it takes the next decoded transfer (the decoder goes on
+        # parsing meanwhile); CALLBACK and LOG act only when the executor is
+        # idle with nothing decoded or pending, so every instruction takes
+        # effect in queue order.
         # ------------------------------------------------------------------
         w = q.dout
         rem = Signal(8)            # words of the instruction not yet consumed
@@ -176,6 +179,10 @@ class TensorEngineCore(Module):
         bad = Signal()             # malformed: DECODE at the end, not executed
         bad_count = Signal()       # a level count of 0: DECODE
         exe_func = Signal(32)
+        exe_process = Signal()
+        exe_pending = Signal()     # an EXE waits for the executor
+        exe_set = Signal()
+        exe_issued = Signal()
         cb_tag = Signal(32)
         log_next = Signal()        # LOG's on bit, waiting for the executor
         # Decoded (the next transfer) ...
@@ -268,10 +275,15 @@ class TensorEngineCore(Module):
         # Executor: IDLE (the decoded transfer is copied in) -> LOAD -> XFER.
         self.submodules.xfsm = xfsm = FSM(reset_state="IDLE")
         self.submodules.fsm = fsm = FSM(reset_state="HDR")
-        exec_idle = Signal()     # no transfer executing (nothing decoded is waiting when the decoder asks)
+        exec_idle = Signal()     # nothing executing or pending (nothing decoded waits when the decoder asks)
         hand = Signal()          # decoded -> active
-        self.comb += exec_idle.eq(xfsm.ongoing("IDLE"))
-        xfsm.act("IDLE", If(fsm.ongoing("READY"), hand.eq(1), NextState("LOAD")))
+        self.comb += exec_idle.eq(xfsm.ongoing("IDLE") & ~exe_pending)
+        xfsm.act("IDLE",
+            If(exe_pending,
+                self.start_valid.eq(1),
+                If(self.start_ready, exe_issued.eq(1), NextState("EXE_GUARD")),
+            ).Elif(fsm.ongoing("READY"), hand.eq(1), NextState("LOAD")))
+        xfsm.act("EXE_GUARD", NextState("IDLE"))   # the array's busy rises the clock after the start
         xfsm.act("LOAD", xfer_go.eq(1), NextState("XFER"))
         xfsm.act("XFER", self.xfer_active.eq(1),
             If(Mux(vmode, vdone, xfer_done), NextState("IDLE")))
@@ -315,17 +327,16 @@ class TensorEngineCore(Module):
             return If(rem == 0, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
                    ).Elif(q.readable, take.eq(1), NextValue(rem, rem - 1), *body)
 
-        # EXE, CALLBACK and LOG wait for the transfers before them.
+        # CALLBACK and LOG wait for the instructions before them; an EXE for
+        # the one before it to be issued.
         fsm.act("LOG_WAIT", If(exec_idle, NextValue(self.log_on, log_next), NextState("HDR")))
-        fsm.act("EXE_FUNC", consume(NextValue(exe_func, w), NextState("EXE_GO")))
-        fsm.act("EXE_GO",
-            self.start_valid.eq(exec_idle),
-            If(exec_idle & self.start_ready, NextState("EXE_GUARD")))
-        fsm.act("EXE_GUARD", NextState("HDR"))   # the array's busy rises the clock after the start
+        fsm.act("EXE_FUNC", If(~exe_pending, consume(
+            NextValue(exe_func, w), NextValue(exe_process, d_process), exe_set.eq(1), NextState("HDR"))))
+        self.sync += If(exe_set, exe_pending.eq(1)).Elif(exe_issued, exe_pending.eq(0))
         fsm.act("CB_TAG", consume(NextValue(cb_tag, w), NextState("CB_PARM")))
         fsm.act("CB_PARM", consume(NextState("CB_PUSH")))
         fsm.act("CB_PUSH", If(exec_idle & cbq.writable, cbq.we.eq(1), NextState("HDR")))
-        self.comb += [cbq.din.eq(cb_tag), self.start_func.eq(exe_func), self.start_process.eq(d_process)]
+        self.comb += [cbq.din.eq(cb_tag), self.start_func.eq(exe_func), self.start_process.eq(exe_process)]
 
         fsm.act("PAD", consume(NextValue(d_pad, field(w, isa.TRANSFER_FIELDS, "pad")),
                                NextValue(sidesel, 0), NextState("SIDE0")))
@@ -433,7 +444,7 @@ class TensorEngineCore(Module):
             ).Elif(bvector_ok, NextValue(d_vmode, 1), NextValue(d_bmode, 1), NextState("READY")
             ).Else(NextValue(d_vmode, vector_ok), NextValue(d_bmode, 0), NextState("READY")))
         # Decoded: wait for the executor to take it (hand, in its IDLE state).
-        fsm.act("READY", If(exec_idle, NextState("HDR")))
+        fsm.act("READY", If(hand, NextState("HDR")))
         self.sync += If(hand,
             *[a.eq(d) for ad, dd in zip(sides, d_sides) for a, d in zip(ad.flat(), dd.flat())],
             *[a.eq(d) for a, d in zip(l0_count + l0_step, d_l0_count + d_l0_step)],
