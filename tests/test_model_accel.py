@@ -10,6 +10,7 @@ import pytest
 from tensorsoc.soc.config import SoCConfig
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model import accel
+from tensorsoc.verification.golden.accel_check import reference_check
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.frontend import load_model, parse_model
@@ -21,7 +22,7 @@ BENCH = sorted((Path(__file__).resolve().parent.parent / "examples" / "bench").g
 @pytest.mark.parametrize("path", EXAMPLES + BENCH, ids=lambda p: p.stem)
 def test_example_layers_bit_exact_on_the_reference(path):
     model = load_model(path, SoCConfig())
-    res = accel.reference_check(model, SoCConfig())
+    res = reference_check(model, SoCConfig())
     assert res and all(ok for _, ok in res.values()), {k: v for k, (v, ok) in res.items() if not ok}
 
 
@@ -32,7 +33,7 @@ def test_generated_models_bit_exact_on_the_reference():
     for seed in range(12):
         text = random_model(seed)
         model = parse_model(text if isinstance(text, str) else text[0], file=f"gen{seed}.yaml", config=cfg)
-        for layer, (prog, ok) in accel.reference_check(model, cfg).items():
+        for layer, (prog, ok) in reference_check(model, cfg).items():
             if isinstance(prog, str):
                 continue          # stays on the software path (the reason is in prog)
             assert ok, f"seed {seed} layer {layer}: {prog.kernel}"
@@ -44,7 +45,7 @@ def test_weights_rearranged_by_the_engine():
     """Without arranged constants (plan(data=None)) the programs read the
     weights where the model keeps them, and are bit-exact too."""
     model = load_model(EXAMPLES[0], SoCConfig())
-    res = accel.reference_check(model, SoCConfig(), arranged=False)
+    res = reference_check(model, SoCConfig(), arranged=False)
     assert res and all(ok for _, ok in res.values())
 
 
@@ -58,7 +59,7 @@ def test_a_broken_program_is_caught(monkeypatch):
         return orig(self, func, symbols, process, tag, **defines)
 
     monkeypatch.setattr(accel.Source, "compile", off_by_one)
-    assert not all(ok for _, ok in accel.reference_check(model, SoCConfig()).values())
+    assert not all(ok for _, ok in reference_check(model, SoCConfig()).values())
 
 
 def test_image_accelerator_section():
@@ -94,6 +95,6 @@ def test_small_pcore_memories_tile_instead_of_falling_back():
     docs/models.md "Tiling") and bit-exact: nothing goes back to the software path."""
     cfg = SoCConfig().with_overrides(pcore_shared_words=256, pcore_private_words=128)
     model = load_model(EXAMPLES[0], cfg)
-    res = accel.reference_check(model, cfg)
+    res = reference_check(model, cfg)
     assert res and all(not isinstance(p, str) and ok for p, ok in res.values())
     assert any("tiles" in p.tiling for p, _ok in res.values())

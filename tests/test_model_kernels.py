@@ -10,6 +10,7 @@ from tensorsoc.cores.pcore import isa as pisa
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.mcore import isa
 from tensorsoc.sw.model import accel
+from tensorsoc.verification.golden.accel_check import reference_check
 from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.frontend import load_model
 from tensorsoc.sw.pcore.asm import assemble, relocate
@@ -51,7 +52,7 @@ def test_lenet_kernels_get_their_own_places():
 
 def test_relocated_programs_are_bit_exact_on_the_reference_executor():
     model = load_model(LENET, SoCConfig())
-    results = accel.reference_check(model, model.config)
+    results = reference_check(model, model.config)
     assert results and all(ok for _, ok in results.values()), results
 
 

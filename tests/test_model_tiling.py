@@ -10,6 +10,7 @@ import pytest
 
 from tensorsoc.soc.config import SoCConfig
 from tensorsoc.sw.model import accel
+from tensorsoc.verification.golden.accel_check import reference_check
 from tensorsoc.sw.model.frontend import parse_model
 
 
@@ -74,7 +75,7 @@ def maxpool_model(H=6, W=6, C=32, K=3, stride=2, pad=1):
 
 def check(text, cfg, arranged=True, expect=()):
     model = parse_model(text, file="t.yaml", config=cfg)
-    res = accel.reference_check(model, cfg, arranged=arranged)
+    res = reference_check(model, cfg, arranged=arranged)
     assert res
     for layer, (prog, ok) in res.items():
         assert not isinstance(prog, str), f"layer {layer} stayed in software: {prog}"

@@ -8,7 +8,7 @@ from tensorsoc.cores.pcore import isa
 from tensorsoc.soc.config import SoCConfig
 from tensorsoc.sw.pcore import workloads
 from tensorsoc.sw.pcore.asm import assemble
-from tensorsoc.sw.pcore.iss import PcoreISS, PcoreRuntimeError
+from tensorsoc.verification.pcore.iss import PcoreISS, PcoreRuntimeError
 
 
 def run(wl, process=0, np_=0, nt=0):

@@ -2,7 +2,7 @@
 
 Every arithmetic rule the hardware implements lives here as a numpy function:
 the PCORE lane datapath (``cores/pcore/lane.py``), the PCORE instruction-set
-simulator (``sw/pcore/iss.py``) and the CNN golden model all call these, and
+simulator (``verification/pcore/iss.py``) and the CNN golden model all call these, and
 the hardware is tested bit-exact against them.  ``docs/fixedpoint.md`` explains
 the choices.
 

@@ -19,7 +19,7 @@ from tensorsoc.cores.pcore.soc import ISA_VERSION
 from tensorsoc.soc.config import SoCConfig
 from tensorsoc.sw.pcore import workloads
 from tensorsoc.sw.pcore.asm import assemble
-from tensorsoc.sw.pcore.iss import PcoreISS
+from tensorsoc.verification.pcore.iss import PcoreISS
 from tensorsoc.verification.pcore.bfm import PcoreArrayBFM
 
 
