@@ -174,11 +174,11 @@ BUDGETS = {
     "lane":            {"LUT": 1_200, "FF": 385, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 1},
     "pcore":           {"LUT": 12_600, "FF": 4_320, "DPR16X4": 75, "DP16KD": 32, "MULT18X18D": 8},
     "pcore_array":     {"LUT": 50_200, "FF": 17_250, "DPR16X4": 290, "DP16KD": 132, "MULT18X18D": 32},
-    "tensor_engine":   {"LUT": 31_300, "FF": 10_800, "DPR16X4": 330, "DP16KD": 66, "MULT18X18D": 11},
+    "tensor_engine":   {"LUT": 31_300, "FF": 10_800, "DPR16X4": 330, "DP16KD": 68, "MULT18X18D": 11},
     "host_port":       {"LUT": 3_250, "FF": 1_450, "DPR16X4": 60, "DP16KD": 0, "MULT18X18D": 0},
     "pcore_sequencer": {"LUT": 1_860, "FF": 720, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 0},
     "te_agen":         {"LUT": 5_100, "FF": 1_410, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
-    "te_spu":          {"LUT": 680, "FF": 0, "DPR16X4": 128, "DP16KD": 0, "MULT18X18D": 1},
+    "te_spu":          {"LUT": 150, "FF": 60, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 1},
     "te_fetch":        {"LUT": 360, "FF": 200, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
 }
 

@@ -548,9 +548,40 @@ class TensorEngineCore(Module):
             self.trace_word.eq(tr.word), tr.pop.eq(self.trace_pop), self.trace_level.eq(tr.level),
         ]
 
-        s_valid = Signal()       # the element path's view of the generators
-        d_valid = Signal()
-        self.comb += [s_valid.eq(sg.valid & ~vmode), d_valid.eq(dg.valid & ~vmode)]
+        # ------------------------------------------------------------------
+        # Element path, a pipeline (the vector path reads the generators
+        # directly):
+        #   1. address generation (the agens' registers);
+        #   2. bound / overlap / range check into an element register per side
+        #      (e_* for the source, f_* for the destination: address, skip,
+        #      first, last), taken when empty or consumed;
+        #   3. reader: cache or memory, source conversion, into p2;
+        #   4. SPU table read into the SPU's registers (p3 keeps the value);
+        #   5. interpolation into the value FIFO.
+        # Stages 3-5 never stall: the reader emits only when the FIFO has
+        # room for what is in flight.
+        # ------------------------------------------------------------------
+        e_valid = Signal()
+        e_addr = Signal(32)
+        e_skip = Signal()
+        e_take = Signal()        # the reader consumes the element
+        f_valid = Signal()
+        f_addr = Signal(32)
+        f_skip = Signal()
+        f_first = Signal()
+        f_last = Signal()
+        f_take = Signal()        # the writer consumes the element
+        sg_el = Signal()         # stage 2 takes an element from the source agen
+        dg_el = Signal()
+        self.comb += [
+            sg_el.eq(~vmode & sg.valid & (~e_valid | e_take)),
+            dg_el.eq(~vmode & dg.valid & (~f_valid | f_take)),
+        ]
+        self.sync += [
+            If(sg_el, e_valid.eq(1), e_addr.eq(sg.addr), e_skip.eq(s_skip)).Elif(e_take, e_valid.eq(0)),
+            If(dg_el, f_valid.eq(1), f_addr.eq(dg.addr), f_skip.eq(d_skip), f_first.eq(dg.first), f_last.eq(dg.last)
+            ).Elif(f_take, f_valid.eq(0)),
+        ]
         slow_bus = ddr.bus
         self.comb += If(vmode, *vec.bus.connect(self.bus)).Else(*slow_bus.connect(self.bus))
 
@@ -566,11 +597,11 @@ class TensorEngineCore(Module):
         self.comb += [s_byte.eq(src.space <= SPACE["SCRATCH"]), s_shared.eq(src.space == SPACE["PCORE_SHARED"])]
         s_wadr = Signal(30)
         s_b = Signal(2)
-        self.comb += [s_wadr.eq(sg.addr[2:]), s_b.eq(sg.addr[:2])]
+        self.comb += [s_wadr.eq(e_addr[2:]), s_b.eq(e_addr[:2])]
         bytes_ = Array(cache[8 * k:8 * k + 8] for k in range(4))
         lanes = Array(cache[16 * k:16 * k + 16] for k in range(vw))
         s_tag = Signal(32)
-        self.comb += s_tag.eq(sg.addr >> pm.lvw)
+        self.comb += s_tag.eq(e_addr >> pm.lvw)
         raw = Signal(16)
         emit = Signal()
         r_lo = Signal(8)
@@ -602,12 +633,14 @@ class TensorEngineCore(Module):
         hit_hi = Signal()
         self.comb += [hit_lo.eq(cache_valid & (cache_tag == s_wadr)),
                       hit_hi.eq(cache_valid & (cache_tag == s_wadr + 1))]
-        room = Signal()
-        self.comb += room.eq(vf.writable)
+        room = Signal()          # the FIFO has room for this element and those in stages 4-5
+        p2_valid = Signal()
+        p3_valid = Signal()
+        self.comb += room.eq(vf.level + p2_valid + p3_valid < fifo_depth)
         self.submodules.rfsm = rfsm = FSM(reset_state="ELEM")
         rfsm.act("ELEM",
-            If(s_valid & room,
-                If(s_skip,
+            If(e_valid & room,
+                If(e_skip,
                     raw.eq(pad), emit.eq(1),
                 ).Elif(s_byte,
                     rd_adr.eq(s_wadr),
@@ -620,7 +653,7 @@ class TensorEngineCore(Module):
                     ).Else(rd_stb.eq(1))
                 ).Else(
                     If(cache_valid & (cache_tag == s_tag),
-                        raw.eq(lanes[sg.addr[:pm.lvw] if pm.lvw else 0]), emit.eq(1),
+                        raw.eq(lanes[e_addr[:pm.lvw] if pm.lvw else 0]), emit.eq(1),
                     ).Else(te_rd_req.eq(1), If(te_rd_go, NextState("WAIT")))
                 )
             )
@@ -629,7 +662,7 @@ class TensorEngineCore(Module):
             rd_adr.eq(s_wadr + 1),
             If(hit_hi, raw.eq(Cat(r_lo, bytes_[0])), emit.eq(1), NextState("ELEM")).Else(rd_stb.eq(1)))
         rfsm.act("WAIT", If(te.rvalid, NextState("ELEM")))
-        self.comb += sg.ready.eq(Mux(vmode, vec.src_ready, emit))
+        self.comb += [e_take.eq(emit), sg.ready.eq(Mux(vmode, vec.src_ready, ~e_valid | e_take))]
 
         # Source conversion, then the stream processor.
         value = Signal(16)
@@ -639,10 +672,18 @@ class TensorEngineCore(Module):
                 DT["INT8"]: value.eq(Cat(raw[:8], Replicate(raw[7], 8))),
                 "default": value.eq(raw),
             }),
-            spu.x.eq(value),
+        ]
+        p2_value = Signal(16)
+        p3_value = Signal(16)
+        self.sync += [
+            p2_valid.eq(emit), p2_value.eq(value),
+            p3_valid.eq(p2_valid), p3_value.eq(p2_value),
+        ]
+        self.comb += [
+            spu.x.eq(p2_value),           # table read in stage 4, y in stage 5
             spu.program.eq(proc),
-            vf.din.eq(Mux(proc_en, spu.y, value)),
-            vf.we.eq(emit),
+            vf.din.eq(Mux(proc_en, spu.y, p3_value)),
+            vf.we.eq(p3_valid),
         ]
 
         # ------------------------------------------------------------------
@@ -651,7 +692,7 @@ class TensorEngineCore(Module):
         held = Signal(16)
         cur = Signal(16)
         can_go = Signal()
-        self.comb += [cur.eq(Mux(dg.first, vf.dout, held)), can_go.eq(~dg.first | vf.readable)]
+        self.comb += [cur.eq(Mux(f_first, vf.dout, held)), can_go.eq(~f_first | vf.readable)]
         stored = Signal(16)     # the destination's 16-bit word (PCORE, SPU)
         self.comb += Case(dst.dtype, {
             DT["UINT8"]: stored.eq(cur[:8]),
@@ -663,9 +704,9 @@ class TensorEngineCore(Module):
         self.comb += [d_byte.eq(dst.space <= SPACE["SCRATCH"]), d_shared.eq(dst.space == SPACE["PCORE_SHARED"])]
         d_wadr = Signal(30)
         d_b = Signal(2)
-        self.comb += [d_wadr.eq(dg.addr[2:]), d_b.eq(dg.addr[:2])]
+        self.comb += [d_wadr.eq(f_addr[2:]), d_b.eq(f_addr[:2])]
         d_tag = Signal(32)
-        self.comb += d_tag.eq(dg.addr >> pm.lvw)
+        self.comb += d_tag.eq(f_addr >> pm.lvw)
 
         pw_valid = Signal()
         pw_adr = Signal(30)
@@ -687,7 +728,7 @@ class TensorEngineCore(Module):
         ]
         consume_el = Signal()   # the element (all its bytes) is written or skipped
         pop = Signal()          # the FIFO value is taken (first broadcast copy)
-        self.comb += [dg.ready.eq(Mux(vmode, vec.dst_ready, consume_el)), vf.re.eq(pop)]
+        self.comb += [f_take.eq(consume_el), dg.ready.eq(Mux(vmode, vec.dst_ready, ~f_valid | f_take)), vf.re.eq(pop)]
         self.sync += If(pop, held.eq(vf.dout))
 
         wr_flush = Signal()
@@ -717,38 +758,38 @@ class TensorEngineCore(Module):
         self.comb += [Case(d_b, dat_cases), pw_merge_sel.eq(Mux(pw_valid, pw_sel, 0) | lo_sel | hi_sel)]
         lanes_w = []
         lane = Signal(max=max(vw, 2))
-        self.comb += lane.eq(dg.addr[:pm.lvw] if pm.lvw else 0)
+        self.comb += lane.eq(f_addr[:pm.lvw] if pm.lvw else 0)
         pv_merge = Signal(16 * vw)
         self.comb += [pv_merge.eq(pv_dat)] + [If(lane == k, pv_merge[16 * k:16 * k + 16].eq(stored)) for k in range(vw)]
 
         self.submodules.wfsm = wfsm = FSM(reset_state="ELEM")
         wfsm.act("ELEM",
-            If(d_valid & can_go,
-                If(d_skip,
-                    consume_el.eq(1), pop.eq(dg.first),
+            If(f_valid & can_go,
+                If(f_skip,
+                    consume_el.eq(1), pop.eq(f_first),
                 ).Elif(d_byte,
                     If(pw_valid & (pw_adr != d_wadr),
                         wr_flush.eq(1),
                     ).Else(
                         NextValue(pw_valid, 1), NextValue(pw_adr, d_wadr),
                         NextValue(pw_dat, pw_merge_dat), NextValue(pw_sel, pw_merge_sel),
-                        pop.eq(dg.first),
+                        pop.eq(f_first),
                         If((esize(dst) == 2) & (d_b == 3),
                             NextValue(w_hi, cur[8:16]), NextState("HI"),
                         ).Else(consume_el.eq(1))
                     )
                 ).Elif(dst.space == SPACE["SPU"],
-                    spu.we.eq(1), consume_el.eq(1), pop.eq(dg.first),
+                    spu.we.eq(1), consume_el.eq(1), pop.eq(f_first),
                 ).Else(
                     If(pv_valid & (pv_tag != d_tag),
                         te_wr_req.eq(1),
                     ).Else(
                         NextValue(pv_valid, 1), NextValue(pv_tag, d_tag), NextValue(pv_dat, pv_merge),
                         NextValue(pv_mask, Mux(pv_valid, pv_mask, 0) | (1 << lane)),
-                        consume_el.eq(1), pop.eq(dg.first),
+                        consume_el.eq(1), pop.eq(f_first),
                     )
                 ),
-                If(consume_el & dg.last, NextState("FLUSH")),
+                If(consume_el & f_last, NextState("FLUSH")),
             )
         )
         wfsm.act("HI",
@@ -758,7 +799,7 @@ class TensorEngineCore(Module):
                 NextValue(pw_valid, 1), NextValue(pw_adr, d_wadr + 1),
                 NextValue(pw_dat, Cat(w_hi, pw_dat[8:32])), NextValue(pw_sel, Mux(pw_valid, pw_sel, 0) | 1),
                 consume_el.eq(1),
-                If(dg.last, NextState("FLUSH")).Else(NextState("ELEM")),
+                If(f_last, NextState("FLUSH")).Else(NextState("ELEM")),
             )
         )
         wfsm.act("FLUSH",
@@ -770,7 +811,7 @@ class TensorEngineCore(Module):
             If(wr_flush & wr_ack, pw_valid.eq(0)),
             If(te_wr_go, pv_valid.eq(0)),
         ]
-        self.comb += [spu.wadr.eq(dg.addr[:8]), spu.wdat.eq(stored)]
+        self.comb += [spu.wadr.eq(f_addr[:8]), spu.wdat.eq(stored)]
 
         # PCORE port: the vector path drives both channels; the element
         # path writes its flushes on the write channel and reads on the read

@@ -5,7 +5,10 @@ Program ``n`` is ``SPU_LOOKUP_SIZE`` 16-bit outputs ``y_k`` at the inputs
 ``out = y_k + (((y_{k+1} - y_k) * f) >> 10)`` with ``u = x + 32768``,
 ``k = u >> 10``, ``f = u & 1023`` and the last segment flat.  A transfer whose
 destination space is SPU loads the tables; PROC(n) streams every element
-through program ``n``, combinationally, at the element rate.
+through program ``n`` at the element rate, in two pipeline stages: the table
+read (``x`` and ``program`` in, both entries and ``f`` into registers), then
+the interpolation (multiply and add, ``y`` out combinationally from those
+registers).  ``y`` is thus the output for the ``x`` of the previous clock.
 """
 
 from migen import *
@@ -20,7 +23,7 @@ class StreamProcessor(Module):
     def __init__(self):
         self.x = Signal(16)          # input element (int16 bits)
         self.program = Signal(2)
-        self.y = Signal(16)          # output element
+        self.y = Signal(16)          # output element: for the x of the previous clock
         self.we = Signal()           # table write (SPU destination)
         self.wadr = Signal(8)        # program * SIZE + entry
         self.wdat = Signal(16)
@@ -39,6 +42,7 @@ class StreamProcessor(Module):
         k = Signal(kbits)
         k1 = Signal(kbits)
         f = Signal((SHIFT + 1, True))
+        f_r = Signal((SHIFT + 1, True))
         y0 = Signal((16, True))
         y1 = Signal((16, True))
         d = Signal((17, True))
@@ -52,10 +56,13 @@ class StreamProcessor(Module):
             f.eq(u[:SHIFT]),
             r0.adr.eq(Cat(k, self.program)),
             r1.adr.eq(Cat(k1, self.program)),
-            y0.eq(r0.dat_r),
-            y1.eq(r1.dat_r),
+        ]
+        # stage 1: the table read
+        self.sync += [y0.eq(r0.dat_r), y1.eq(r1.dat_r), f_r.eq(f)]
+        # stage 2: the interpolation
+        self.comb += [
             d.eq(y1 - y0),
-            prod.eq(d * f),
+            prod.eq(d * f_r),
             step.eq(prod[SHIFT:]),          # arithmetic shift: floor
             self.y.eq(y0 + step),
         ]
