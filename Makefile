@@ -17,6 +17,7 @@ APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev lib
 MODEL      ?= examples/cnn_instructions.yaml
 TRACE      ?= 0
 REQUIRE_ACCEL ?= 1
+MEMTEST    ?= quick
 SIM_ARGS   ?=
 ifeq ($(TRACE),1)
 SIM_ARGS += --trace $(BUILD)/sim/tensorsoc.fst
@@ -29,6 +30,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "options: make sim MODEL=file.yaml (default $(MODEL); MODEL= for none), TRACE=1 (FST waveform in $(BUILD)/sim/tensorsoc.fst),"
 	@echo "         REQUIRE_ACCEL=0 (allow layers on the MCORE software path; default: any such layer fails the run),"
+	@echo "         MEMTEST=full|quick|skip (boot memory test; default quick: every bus check, a 4 KiB random fill),"
 	@echo "         SIM_ARGS='--qpi --json out.json' (see .venv/bin/tsoc sim --help)"
 
 setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt packages (idempotent)
@@ -58,7 +60,8 @@ system-deps:
 	fi
 
 sim: setup ## build the SoC + firmware, simulate in Verilator, run the default model through its SPI port
-	$(TSOC) sim $(if $(MODEL),--model $(MODEL) $(if $(filter 1,$(REQUIRE_ACCEL)),--require-accel)) $(SIM_ARGS)
+	$(TSOC) sim $(if $(MODEL),--model $(MODEL) $(if $(filter 1,$(REQUIRE_ACCEL)),--require-accel)) \
+	  $(if $(filter quick,$(MEMTEST)),--quick-memtest)$(if $(filter skip,$(MEMTEST)),--skip-memtest) $(SIM_ARGS)
 
 IMAGES ?= 20
 DIGITS := examples/digits

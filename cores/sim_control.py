@@ -17,6 +17,8 @@ BOOT_FLAGS = (
     ("exit_after_boot", "End the simulation after the boot checks instead of serving the host."),
     ("te_trace", "Trace each accelerated layer (LOG_ON/LOG_OFF) and print the TensorEngine's "
                  "activity report on the console."),
+    ("quick_memtest", "Boot memory test with every bus check (data lines, each address line of main RAM, "
+                      "byte lanes) but the random fill over the first 4 KiB only, not memtest_size."),
 )
 BOOT_FLAG = {name: 1 << i for i, (name, _) in enumerate(BOOT_FLAGS)}
 

@@ -87,7 +87,10 @@ def _sim_firmware_only(build, args):
     if args.preload_server:
         run_dir = build.prepare_run_dir(build.build_dir / "run-preloaded", build.server_image())
         print("[sim] server window preloaded with the RAM-linked firmware (as after WServer + reset)")
-    return build.run(max_cycles=args.max_cycles, trace=args.trace, run_dir=run_dir)
+    from tensorsoc.cores.sim_control import BOOT_FLAG
+    flags = (BOOT_FLAG["exit_after_boot"] | (BOOT_FLAG["skip_memtest"] if args.skip_memtest else 0)
+             | (BOOT_FLAG["quick_memtest"] if args.quick_memtest else 0))
+    return build.run(max_cycles=args.max_cycles, trace=args.trace, run_dir=run_dir, boot_flags=flags)
 
 
 def _dataset_env(args, model):
@@ -154,15 +157,23 @@ def _sim_through_host_port(build, args):
         raise UserError(str(e))
     except Exception as e:   # the runner's build failed: its log says why
         raise UserError(f"simulator build failed ({e}); see {build.build_dir}/cocotb*/build.log")
+    memtest = (", no boot memory test" if args.skip_memtest else
+               ", quick boot memory test: every bus check, the random fill over 4 KiB instead of "
+               f"{build.config.memtest_size // 1024 or build.config.main_ram_size // 1024} KiB" if args.quick_memtest
+               else "")
     print(f"[sim] build: {time.monotonic() - t0:.1f} s; running the firmware with the host on the "
-          f"{'QPI' if args.qpi else 'SPI'} port ({args.host_path} host path"
-          f"{', no boot memory test' if args.skip_memtest else ''})", flush=True)
+          f"{'QPI' if args.qpi else 'SPI'} port ({args.host_path} host path{memtest})", flush=True)
     results = build.build_dir / "sim_results.xml"
     from tensorsoc.cores.sim_control import BOOT_FLAG
-    flags = (BOOT_FLAG["te_trace"] if args.te_trace else 0) | (BOOT_FLAG["skip_memtest"] if args.skip_memtest else 0)
+    flags = ((BOOT_FLAG["te_trace"] if args.te_trace else 0) | (BOOT_FLAG["skip_memtest"] if args.skip_memtest else 0)
+             | (BOOT_FLAG["quick_memtest"] if args.quick_memtest else 0))
     env = {"TSOC_SIM_QPI": "1" if args.qpi else "0", "TSOC_SIM_BOOT_FLAGS": str(flags),
            "TSOC_HOST_PATH": args.host_path,
-           "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING"}
+           "COCOTB_LOG_LEVEL": "WARNING", "GPI_LOG_LEVEL": "WARNING",
+           # pytest's assertion rewriting of every imported module (numpy,
+           # LiteX...: about 300) costs ~3 s at each start; the job's
+           # checks are in these two.
+           "COCOTB_REWRITE_ASSERTION_FILES": "sim_main.py model_job.py"}
     env.update(model_env)
     if args.json:
         from pathlib import Path
@@ -229,7 +240,7 @@ def register(groups):
     s.add_argument("--no-baseline", "--no-software", dest="no_software", action="store_true",
                    help="--model: run the accelerated image only, not the second inference on the MCORE software "
                         "path (the speedup baseline and second bit-exact check: most of a run's cycles); the "
-                        "table then has no software cycles or speedup. make sim keeps the baseline (and the boot "
+                        "table then has no software cycles or speedup. make sim keeps the baseline (and a quick boot "
                         "memory test) because its report shows the speedup. --no-software is the old name")
     s.add_argument("--te-trace", action="store_true",
                    help="the firmware wraps each accelerated layer in LOG_ON/LOG_OFF and prints the TensorEngine's "
@@ -241,7 +252,12 @@ def register(groups):
                         "same results (docs/host_port.md, 'Host paths')")
     s.add_argument("--skip-memtest", action="store_true",
                    help="the firmware skips its boot-time main RAM test (about 2.4M cycles at 16 MiB, a boot "
-                        "flag); make sim keeps it")
+                        "flag)")
+    s.add_argument("--quick-memtest", action="store_true",
+                   help="the boot-time main RAM test with all its bus checks (data lines, every address line, "
+                        "byte lanes) but its random fill over 4 KiB instead of memtest_size (256 KiB): about "
+                        "60k cycles instead of 2.4M (a boot flag; make sim's default, MEMTEST=full for the "
+                        "whole test)")
     s.add_argument("--no-host", action="store_true",
                    help="run the firmware alone in the fast C++ harness (exits after the boot checks)")
     s.add_argument("--max-cycles", type=int, default=50_000_000,

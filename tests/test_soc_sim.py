@@ -29,6 +29,19 @@ def test_rom_firmware_boots_and_passes_memtest(soc_simulator, tmp_path):
     assert "boot:" not in console  # nothing in the server window
 
 
+def test_quick_memtest_keeps_the_bus_checks_and_says_what_it_leaves_out(soc_simulator, tmp_path):
+    """make sim's boot flag: the whole RAM's bus checks, a 4 KiB random fill."""
+    from tensorsoc.cores.sim_control import BOOT_FLAG
+    flags = BOOT_FLAG["exit_after_boot"] | BOOT_FLAG["quick_memtest"]
+    status, console = run(soc_simulator, tmp_path, max_cycles=20_000_000, boot_flags=flags)
+    assert status == 0, console
+    cfg = soc_simulator.config
+    line = next(l for l in console.splitlines() if l.startswith("memtest: main RAM"))
+    assert f"({cfg.main_ram_size // 1024} KiB), random fill of 0x40000000..0x40000fff (4 KiB), quick: not the full " \
+           f"test's {cfg.memtest_size // 1024} KiB" in line, line
+    assert "memtest: PASS (0 errors" in console
+
+
 def test_uploaded_server_runs_from_window(soc_simulator, tmp_path):
     image = soc_simulator.server_image()
     status, console = run(soc_simulator, tmp_path, image, max_cycles=20_000_000)

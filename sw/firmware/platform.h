@@ -30,10 +30,12 @@ static inline void icache_flush(void)
 #define BOOT_SKIP_MEMTEST    (1u << CSR_SIM_CTRL_BOOT_FLAGS_SKIP_MEMTEST_OFFSET)
 #define BOOT_EXIT_AFTER_BOOT (1u << CSR_SIM_CTRL_BOOT_FLAGS_EXIT_AFTER_BOOT_OFFSET)
 #define BOOT_TE_TRACE        (1u << CSR_SIM_CTRL_BOOT_FLAGS_TE_TRACE_OFFSET)  /* print the TensorEngine activity trace of each accelerated layer */
+#define BOOT_QUICK_MEMTEST   (1u << CSR_SIM_CTRL_BOOT_FLAGS_QUICK_MEMTEST_OFFSET)  /* memtest: bus checks, short random fill */
 #else
 #define BOOT_SKIP_MEMTEST    0u
 #define BOOT_EXIT_AFTER_BOOT 0u
 #define BOOT_TE_TRACE        0u
+#define BOOT_QUICK_MEMTEST   0u
 #endif
 static inline uint32_t boot_flags(void)
 {

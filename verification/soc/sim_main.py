@@ -18,6 +18,14 @@ from tensorsoc.sw.host.protocol import DEVICE_ID, RSPEC_LAYOUT
 from tensorsoc.verification.soc.host_env import boot, soc_config
 
 
+# While the device is busy (the inference, the server's check of a model
+# image) the host polls RERROR every 10 us, as a host processor would,
+# rather than back to back: each poll is a Python step, and a busy wait of
+# 1.4M cycles would otherwise be ~10,000 of them.  The first poll after a
+# command is immediate, so a command that completes at once costs nothing.
+POLL_INTERVAL_S = 10e-6
+
+
 def say(text=""):
     print(text, flush=True)
 
@@ -29,10 +37,11 @@ async def main(dut):
     wall0 = time.monotonic()
     cfg = soc_config()
     dev, console, _ = await boot(dut, qpi=qpi, flags=flags, echo=True)
+    dev.poll_interval = POLL_INTERVAL_S
     mode = "QPI" if qpi else "SPI"
     path = "fast" if hasattr(dev.transport, "set_sys_period") else "pins"
     say(f"[host] {mode} at {1e6 / dev.transport.period_ps:.0f} MHz SCLK (SoC clock {cfg.sys_clk_freq / 1e6:.0f} MHz), "
-        f"{path} host path")
+        f"{path} host path, status polled every {POLL_INTERVAL_S * 1e6:g} us while busy")
     rid = await dev.id()
     say(f"[host] RID   = 0x{rid:08x} ({'tensorsoc' if rid == DEVICE_ID else 'UNEXPECTED'})")
     spec = await dev.spec()
