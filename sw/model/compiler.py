@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorsoc.spec.memory_map import MEM_MAP
 from tensorsoc.sw import model_image as mi
+from tensorsoc.sw.model import frontend as F
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.yamlsrc import ModelError
 from tensorsoc.sw.model.quant import tanh_shift, tanh_table
@@ -71,28 +72,9 @@ def _int16_bytes(values):
     return np.asarray(values, dtype=np.int64).astype("<i2").tobytes()
 
 
-def const_layout(model, keep=None):
-    """Where each constant sits in the image's constant block, in memory
-    layout: ({tensor index: byte offset, or None when it is left out},
-    block bytes).  The frontend's order and alignment (the tanh table
-    first); ``keep`` (tensor indices; None: all) are the constants stored,
-    the others are left out and the rest close up."""
-    vec = max(4, L.ELEMENT_BYTES * model.vw)
-    off = 0 if model.tanh_table_offset is None else model.tanh_table_offset + vec * -(-128 // vec)
-    offsets = {}
-    for op in model.load_ops:
-        t = op.h2c
-        if keep is not None and t.index not in keep:
-            offsets[t.index] = None
-            continue
-        offsets[t.index] = off
-        off = -(-(off + t.nbytes) // vec) * vec
-    return offsets, off
-
-
 def constants(model, offsets=None, nbytes=None):
     """The constant block: the tanh table (if used) and each stored constant
-    in its memory layout (``offsets``, ``nbytes``: const_layout's; default:
+    in its memory layout (``offsets``, ``nbytes``: frontend.const_layout's; default:
     the frontend's layout, every constant)."""
     if offsets is None:
         offsets, nbytes = {op.h2c.index: op.h2c.offset for op in model.load_ops}, model.const_bytes
@@ -120,7 +102,7 @@ def accel_programs(model, payload, data=None, offsets=None, in_place=None):
     windows, given the payload before the accelerator section (which fixes
     where the constants sit).  {op index: LayerProgram or reason}.  ``data``:
     the DataBlob of the arranged constants (accel_data_base()).  ``offsets``:
-    const_layout()'s (default: the frontend's); ``in_place``: a set that
+    frontend.const_layout()'s (default: the frontend's); ``in_place``: a set that
     collects the indices of the constants the programs read from the
     constant block itself (not arranged)."""
     from tensorsoc.sw.model import accel
@@ -287,7 +269,7 @@ def compile_report(model, accel=None, require_accel=False, portable=False):
         every = {op.h2c.index for op in model.load_ops}
         keep = every if portable else every - (_arranged_only(model, report.layers) - in_place)
         if keep != every:
-            offsets, nbytes = const_layout(model, keep)
+            offsets, nbytes = F.const_layout(model, keep)
             payload, consts = _payload(model, offsets, nbytes)
             payload, layers, report.arranged = _with_section(model, payload, offsets)
             assert [p.engine for p in layers] == [p.engine for p in report.layers]

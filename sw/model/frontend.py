@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorsoc.soc.config import FIRMWARE_RESERVE, SoCConfig
+from tensorsoc.spec.numbers import SPU_LOOKUP_SIZE
 from tensorsoc.sw.model_image import MAX_LAYERS
 from tensorsoc.sw.model import fields as F
 from tensorsoc.sw.model import layout as L
@@ -563,20 +564,39 @@ class _Arena:
         return max((n for _, n in self.free), default=0)
 
 
+def const_layout(model, keep=None):
+    """Where each constant of the image's constant block sits, in memory
+    layout: ({tensor index: byte offset, or None when it is left out},
+    block bytes).  The tanh table first (if used), then each loaded
+    constant in load order, each aligned to a vector; ``keep`` (tensor
+    indices; None: all) are the constants stored, the others are left out
+    and the rest close up (the compiler's "each constant once")."""
+    vec = max(4, L.ELEMENT_BYTES * model.vw)
+    off = 0 if model.tanh_table_offset is None else _align(SPU_LOOKUP_SIZE * L.ELEMENT_BYTES, vec)
+    offsets = {}
+    for op in model.load_ops:
+        t = op.h2c
+        if keep is not None and t.index not in keep:
+            offsets[t.index] = None
+            continue
+        offsets[t.index] = off
+        off = _align(off + t.nbytes, vec)
+    return offsets, off
+
+
 def _plan(model, file):
     """Place every tensor: constants in the image, inputs in the tensor
     window, activations and the output block in the arena."""
     c = model.config
     vec = max(4, L.ELEMENT_BYTES * c.vw)
     # Constants: the tanh SPU table first (if any op needs it), then each constant.
-    off = 0
     if any(op.act == "tanh" for op in model.ops if op.kind != "stream"):
-        model.tanh_table_offset, off = 0, vec * -(-128 // vec)
+        model.tanh_table_offset = 0
     for op in model.load_ops:
-        t = op.h2c
-        t.region, t.offset = "CONST", off
-        off = _align(off + t.nbytes, vec)
-    model.const_bytes = off
+        op.h2c.region = "CONST"
+    offsets, model.const_bytes = const_layout(model)
+    for op in model.load_ops:
+        op.h2c.offset = offsets[op.h2c.index]
     # Outputs: one block at the top of the arena, in C2H order.
     model.arena_base = FIRMWARE_RESERVE
     model.arena_size = c.main_ram_size - c.model_window_size - c.tensor_window_size - c.server_window_size \
