@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tensorsoc.soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
-from tensorsoc.soc.config import FIRMWARE_RESERVE
+from tensorsoc.spec.config import FIRMWARE_RESERVE
 from tensorsoc.soc.targets.board import host_sclk_max
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
@@ -357,8 +357,8 @@ def describe(target, config):
 
 
 def _config(target, settings):
-    from tensorsoc.soc.config import ConfigError
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.config import ConfigError
+    from tensorsoc.spec.errors import UserError
     try:
         return target.config.with_settings(settings)
     except ConfigError as e:
@@ -373,7 +373,7 @@ def config_table_markdown():
     """The per-board configuration table of docs/fpga.md ("Configurations"),
     from the targets and the simulation default (tests/test_fpga_targets.py
     checks that the docs hold it verbatim)."""
-    from tensorsoc.soc.config import DEFAULT
+    from tensorsoc.spec.config import DEFAULT
     from tensorsoc.soc.targets import TARGETS
     targets = list(TARGETS.values())
     cols = [(f"{t.title.split(',')[0].removeprefix('Radiona ').removesuffix(' v7.0')} "
@@ -420,7 +420,7 @@ def config_table_markdown():
 
 def cmd_bitstream(args):
     from tensorsoc.soc.targets import TARGETS, TargetError, get
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     if args.list or not args.board:
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():

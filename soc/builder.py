@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tensorsoc.soc.config import SoCConfig, DEFAULT
+from tensorsoc.spec.config import SoCConfig, DEFAULT
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE_DIR = ROOT / "sw" / "firmware"
@@ -374,7 +374,7 @@ class SimBuild(SoCBuild):
 
     def build_simulator(self, jobs=None):
         """Step 4: verilate and compile the harness (skipped when up to date)."""
-        from tensorsoc.verification.verilator import setup_env
+        from tensorsoc.soc.verilator import setup_env
         sources = self.verilog_sources()
         inputs = sources + [HARNESS, self.sources_json]
         if self.simulator.exists():

@@ -161,7 +161,7 @@ BLOCKS = {b.name: b for b in [
 ]}
 DEFAULT_BLOCKS = [n for n, b in BLOCKS.items() if b.default]
 
-# Budgets at the default configuration (soc/config.py), checked by
+# Budgets at the default configuration (spec/config.py), checked by
 # tests/test_fpga_area.py and shown in docs/fpga.md: cell counts after yosys
 # synth_ecp5.  LUT and FF: about 10% over the measured figures (docs/fpga.md
 # gives them), so that a change that grows a block is seen, not every small
@@ -455,9 +455,9 @@ def table_markdown(results):
 # Command line -----------------------------------------------------------------
 
 def cmd_bench_fpga(args):
-    from tensorsoc.soc.cli import _config_from_args
-    from tensorsoc.cli import UserError
-    config = _config_from_args(args)
+    from tensorsoc.spec.config import DEFAULT
+    from tensorsoc.spec.errors import UserError
+    config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
     if args.list:
         for b in BLOCKS.values():
             print(f"  {b.name:<16} {b.title}{'' if b.default else '  (not in the default set)'}")
@@ -506,7 +506,7 @@ def register(groups):
                     "port) alone for the ECP5 85F and print its LUT4, carry, FF, LUT RAM, DP16KD and MULT18X18D "
                     "cells and, where it places in minutes, its Fmax. docs/fpga.md, 'Area and clock per block'.")
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
-                   help="override a configuration field of soc/config.py (repeatable), e.g. --set vw=4")
+                   help="override a configuration field of spec/config.py (repeatable), e.g. --set vw=4")
     p.add_argument("--blocks", action="append", metavar="NAME[,NAME]",
                    help=f"blocks to measure (default: {','.join(DEFAULT_BLOCKS)}; --list shows all)")
     p.add_argument("--list", action="store_true", help="list the blocks")

@@ -12,7 +12,7 @@ What the key hashes (:func:`inputs`):
   included, and every ``"tensorsoc.x.y"`` string naming a module, for
   ``__import__``); a change in sw/model (the model compiler, which the
   generator never imports) does not regenerate the SoC, a change in
-  sw/mcore/isa.py (which the TensorEngine imports) does;
+  spec/tensor_isa.py (which the TensorEngine imports) does;
 * the other files beside those modules (Verilog such as cores/sim_clock.v),
   the firmware and its runtime (sw/firmware, sw/runtime, every file), and the
   C++ harness (soc/sim/main.cpp);

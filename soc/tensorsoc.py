@@ -8,13 +8,13 @@ from litex.build.io import CRG
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
-from tensorsoc.soc.config import SoCConfig, DEFAULT
+from tensorsoc.spec.config import SoCConfig, DEFAULT
 from tensorsoc.spec.memory_map import MEM_MAP   # noqa: F401 (exported to the firmware by LiteX's mem.h / soc.h)
 
 class TensorSoC(SoCCore):
     """tensorsoc SoC.
 
-    ``config`` (soc.config.SoCConfig) holds every size.  ``rom_init`` is the
+    ``config`` (spec.config.SoCConfig) holds every size.  ``rom_init`` is the
     firmware image as a list of 32-bit words (empty while generating the
     headers the firmware is compiled against).
     """
@@ -112,7 +112,7 @@ class TensorSoC(SoCCore):
         cfg = self.tsoc_config
         module = sdram.module(cfg.sys_clk_freq)
         if cfg.main_ram_size > sdram.size:
-            from tensorsoc.soc.config import ConfigError
+            from tensorsoc.spec.config import ConfigError
             raise ConfigError(f"main_ram_size={cfg.main_ram_size}: the simulated {sdram.describe()} holds "
                               f"{sdram.size} bytes; main RAM must fit in it")
         self.sdrphy = SDRAMPHYModel(module=module, data_width=sdram.data_width, clk_freq=cfg.sys_clk_freq)

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import List
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 
 KINDS = {"LOG_ON": 0, "LOG_OFF": 1, "BUSY": 2, "XFER_START": 3, "XFER_END": 4}
 KIND_NAMES = {v: k for k, v in KINDS.items()}

@@ -15,24 +15,21 @@ import argparse
 import importlib
 import sys
 
-# Modules that add sub-commands; a module that is not present yet is skipped,
-# so subsystems can land independently.
+from tensorsoc.spec.errors import UserError
+
+# Modules that add sub-commands.
 COMMAND_MODULES = [
-    "tensorsoc.soc.cli",
+    "tensorsoc.commands.soc",
     "tensorsoc.soc.bitstream",
     "tensorsoc.soc.fpga_bench",
-    "tensorsoc.sw.mcore.cli",
-    "tensorsoc.sw.pcore.cli",
-    "tensorsoc.sw.host.cli",
-    "tensorsoc.sw.model.cli",
+    "tensorsoc.commands.mcore",
+    "tensorsoc.commands.pcore",
+    "tensorsoc.commands.host",
+    "tensorsoc.commands.model",
     "tensorsoc.verification.te.cli",
     "tensorsoc.verification.regress.cli",
     "tensorsoc.docs",
 ]
-
-
-class UserError(Exception):
-    """An error the user can act on: printed without a traceback."""
 
 
 def build_parser():
@@ -46,13 +43,7 @@ def build_parser():
     bench_parser.set_defaults(func=lambda args: (bench_parser.print_help(), 2)[1])
     groups = {"top": top, "bench": bench}
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and (name == e.name or name.startswith(e.name + ".")):
-                continue
-            raise
-        module.register(groups)
+        importlib.import_module(name).register(groups)
     return parser
 
 
@@ -70,7 +61,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    # `python -m tensorsoc.cli`: run the module's imported copy, so that the
-    # UserError the subcommands raise (sw.cli.UserError) is the one caught.
-    from tensorsoc.cli import main as _main
-    sys.exit(_main())
+    sys.exit(main())

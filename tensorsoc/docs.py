@@ -39,9 +39,9 @@ class Section:
 
 
 def _whole_files():
-    from tensorsoc.sw.mcore import isa
-    return [("docs/tensor_isa.md", "tensorsoc.sw.mcore.isa.docs_markdown()", isa.docs_markdown),
-            ("sw/runtime/ztam_isa.h", "tensorsoc.sw.mcore.isa.c_header()", isa.c_header)]
+    from tensorsoc.spec import tensor_isa as isa
+    return [("docs/tensor_isa.md", "tensorsoc.spec.tensor_isa.docs_markdown()", isa.docs_markdown),
+            ("sw/runtime/ztam_isa.h", "tensorsoc.spec.tensor_isa.c_header()", isa.c_header)]
 
 
 MARKED_PAGES = ["docs/host_protocol.md", "docs/fpga.md", "docs/pcore.md"]

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tensorsoc.soc.config import DEFAULT, ConfigError, SoCConfig
+from tensorsoc.spec.config import DEFAULT, ConfigError, SoCConfig
 from tensorsoc.sw import server_image
 
 
@@ -139,7 +139,7 @@ def test_sim_sdram_smaller_than_main_ram_is_refused(tmp_path):
 
 
 def test_sim_sdram_cli_takes_the_boards_memory_sizes():
-    from tensorsoc.soc.cli import _sim_build
+    from tensorsoc.commands.soc import _sim_build
     from tensorsoc.cli import build_parser
     args = build_parser().parse_args(["sim", "--sdram", "colorlight_i5,l2_line=64", "--set", "memtest_size=4096"])
     build = _sim_build(args)
@@ -166,7 +166,7 @@ def test_sim_soc_with_sdram_elaborates():
 
 def test_set_items_parsed_once():
     """Every command's --set FIELD=VALUE goes through SoCConfig.with_settings."""
-    from tensorsoc.soc.config import ConfigError, SoCConfig
+    from tensorsoc.spec.config import ConfigError, SoCConfig
     c = SoCConfig().with_settings(["np=2", " vw = 0x4", "main_ram_size=0x1000000"])
     assert (c.np, c.vw, c.main_ram_size) == (2, 4, 1 << 24)
     for item, msg in (("np", "expected FIELD=VALUE"), ("=3", "expected FIELD=VALUE"),

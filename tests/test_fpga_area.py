@@ -16,7 +16,7 @@ import os
 import pytest
 
 from tensorsoc.soc.builder import ROOT
-from tensorsoc.soc.config import DEFAULT
+from tensorsoc.spec.config import DEFAULT
 from tensorsoc.soc import fpga_bench as F
 
 BUILD = ROOT / "build" / "test" / "fpga-bench"

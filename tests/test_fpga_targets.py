@@ -84,7 +84,7 @@ def test_board_configurations():
     accelerator that routes and meets timing (1 x 8 x 4, in sys), with the simulation's PCORE
     memory sizes; the docs' configuration table is the generated one."""
     from tensorsoc.soc.bitstream import config_table_markdown
-    from tensorsoc.soc.config import DEFAULT
+    from tensorsoc.spec.config import DEFAULT
     ulx3s = get("ulx3s")
     c = ulx3s.config
     assert (c.accelerator, c.np, c.nt, c.vw) == (1, 1, 8, 4)

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from tensorsoc.cli import UserError
-from tensorsoc.sw.host import cli
+from tensorsoc.spec.errors import UserError
+from tensorsoc.commands import host as cli
 from tensorsoc.sw.host.protocol import DEVICE_ID
 from tensorsoc.verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
 

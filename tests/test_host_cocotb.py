@@ -15,7 +15,7 @@ TESTS = ["bit_order", "echo", "clock_counts", "timings", "contention"]
 
 def test_cocotb_transport_loopback():
     from cocotb_tools.runner import get_runner
-    from tensorsoc.verification.verilator import setup_env
+    from tensorsoc.soc.verilator import setup_env
     setup_env()
     build_dir = REPO / "build" / "host_loopback"
     (build_dir / "results.xml").unlink(missing_ok=True)

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorsoc.sw.host import cli
+from tensorsoc.commands import host as cli
 from tensorsoc.sw.host.device import SyncDevice
 from tensorsoc.sw.host.protocol import Cmd, Window
 from tensorsoc.sw.model import dataset as D
+from tensorsoc.verification.golden import dataset as GD
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.frontend import load_model
 from tensorsoc.verification.golden.cnn import run
@@ -63,7 +64,7 @@ def test_infer_many_loads_once(digits):
         results = dev.infer_many(b"\x01" * 300, inputs, digits.output_bytes, digits.n_layers)
     assert fw.loads == 1 and len(results) == 5
     assert sum(f.frame.cmd == Cmd.WTENSOR for f in transport.frames) == 5
-    gold = D.golden(digits, x)
+    gold = GD.golden(digits, x)
     for (out, us), pred in zip(results, gold["predictions"]):
         assert int(np.argmax(D.host_values(digits, out))) == pred and us == [1] * digits.n_layers
 
@@ -80,7 +81,7 @@ def test_tsoc_host_infer_many(digits, monkeypatch, tmp_path):
     assert args.func(args, out) == 0
     text = out.getvalue()
     y = np.load(DIGITS / "test_y.npy")[:6]
-    gold = D.golden(digits, np.load(DIGITS / "test_x.npy")[:6], y)
+    gold = GD.golden(digits, np.load(DIGITS / "test_x.npy")[:6], y)
     assert fw.loads == 1 and text.count("prediction") == 6
     assert f"accuracy {100 * gold['accuracy']:.2f}% on 6 image(s) (one WModel)" in text
     r = json.loads((tmp_path / "r.json").read_text())

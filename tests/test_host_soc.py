@@ -78,7 +78,7 @@ def test_host_port_msb_first_build():
     """The MSB-first build option, in SPI and QPI (a second SoC build, with
     the compact memory sizes: the window-bound test fills its model window)."""
     from tensorsoc.soc.builder import ROOT, SimBuild
-    from tensorsoc.soc.config import COMPACT_MEMORY, DEFAULT
+    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
     build = SimBuild(DEFAULT.with_overrides(host_msb_first=1, **COMPACT_MEMORY), ROOT / "build" / "test" / "soc-msb",
                      log=lambda *_: None)
     # MSB-first bit order on both paths: the fast path's master shifts LSB

@@ -7,7 +7,7 @@ import pytest
 
 from tensorsoc.sw.mcore import api, symbols
 from tensorsoc.sw.mcore.errors import MCoreError
-from tensorsoc.sw.mcore.expand import expand
+from tensorsoc.verification.golden.expand import expand
 from tensorsoc.sw.mcore.preprocessor import compile_source
 from test_mcore_errors import SYMS_PATH
 from tensorsoc.verification.golden.tensor_exec import Machine

@@ -12,7 +12,8 @@ import pytest
 
 import test_mcore_guide as guide
 from tensorsoc.cli import main as tsoc
-from tensorsoc.sw.mcore import api, isa
+from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.sw.mcore import api
 from tensorsoc.verification.golden.tensor_exec import Machine
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

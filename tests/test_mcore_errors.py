@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tensorsoc.cli import main as tsoc
 from tensorsoc.sw.mcore import symbols
 from tensorsoc.sw.mcore.errors import MCoreError
-from tensorsoc.sw.mcore.expand import expand
+from tensorsoc.verification.golden.expand import expand
 from tensorsoc.sw.mcore.preprocessor import compile_source
 
 DATA = pathlib.Path(__file__).parent / "data" / "mcore"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.verification.golden.tensor_exec import Machine, side_elements, spu_eval
 
 ERR = {n: 1 << b for n, (b, _m) in isa.ERRORS.items()}

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tensorsoc.sw.mcore.errors import MCoreError
-from tensorsoc.sw.mcore.expand import expand
+from tensorsoc.verification.golden.expand import expand
 from tensorsoc.sw.mcore.preprocessor import compile_source
 from test_mcore_dialect import PAIRS
 from test_mcore_errors import GOOD, SYMS, VOCAB
@@ -92,7 +92,7 @@ LINE = st.one_of(st.sampled_from(C_LINES),
 
 
 def compile_bytes(data):
-    from tensorsoc.sw.mcore.cli import read_source
+    from tensorsoc.commands.mcore import read_source
     import os
     import tempfile
     fd, path = tempfile.mkstemp(suffix=".m")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from tensorsoc.cli import main as tsoc
-from tensorsoc.sw.mcore import api, isa, symbols
+from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.sw.mcore import api, symbols
 from tensorsoc.verification.golden.tensor_exec import Machine
 
 DATA = pathlib.Path(__file__).parent / "data" / "mcore"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorsoc.cli import main as tsoc
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

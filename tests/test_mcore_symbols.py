@@ -4,7 +4,9 @@ import pathlib
 
 import numpy as np
 
-from tensorsoc.sw.mcore import api, isa, symbols
+from tensorsoc.spec import tensor_isa as isa
+
+from tensorsoc.sw.mcore import api, symbols
 from tensorsoc.verification.golden.tensor_exec import Machine
 
 SYMS = symbols.load(str(pathlib.Path(__file__).parent / "data" / "mcore" / "brief_symbols.json"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model import accel
 from tensorsoc.verification.golden.accel_check import reference_check

@@ -242,8 +242,8 @@ def test_col_first_3d_flattens_without_moving_data():
 
 def tsoc(monkeypatch, *argv):
     import tensorsoc.cli as cli
-    if "tensorsoc.sw.model.cli" not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["tensorsoc.sw.model.cli"])
+    if "tensorsoc.commands.model" not in cli.COMMAND_MODULES:
+        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["tensorsoc.commands.model"])
     return cli.main(list(argv))
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from tensorsoc.cli import main
 from tensorsoc.sw.model import dataset as D
+from tensorsoc.verification.golden import dataset as GD
 from tensorsoc.sw.model.frontend import load_model, parse_model
 from tensorsoc.sw.model.yamlsrc import ModelError
 from tensorsoc.verification.golden.cnn import quantize, run, run_batch
@@ -109,10 +110,10 @@ def test_io_features_and_outputs(arrays):
     assert xs.shape == (4, 16, 1) and xs[:, :12].all() and not xs[:, 12:].any()
     with pytest.raises(D.DatasetError, match=r"shape \[4, 13\]; the model takes samples of shape \[12\]"):
         D.samples(m, np.ones((4, 13)))
-    res = D.golden(m, np.random.default_rng(1).normal(size=(6, 12)), np.arange(6) % 5)
+    res = GD.golden(m, np.random.default_rng(1).normal(size=(6, 12)), np.arange(6) % 5)
     assert res["fixed"].shape == (6, 5) and res["float"].shape == (6, 5) and 0 <= res["accuracy"] <= 1
     with pytest.raises(D.DatasetError, match="expected 6 integer class labels"):
-        D.golden(m, np.zeros((6, 12)), np.zeros(5, dtype=int))
+        GD.golden(m, np.zeros((6, 12)), np.zeros(5, dtype=int))
 
 
 @pytest.mark.parametrize("name", ["cnn_instructions", "mlp", "relu_cnn3", "lenet5"])

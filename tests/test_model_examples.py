@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorsoc.soc.config import DEFAULT
+from tensorsoc.spec.config import DEFAULT
 from tensorsoc.sw import model_image as mi
 from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.frontend import load_model

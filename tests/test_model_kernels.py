@@ -5,10 +5,10 @@ once per model and queues consecutive layers back to back."""
 
 from pathlib import Path
 
-from tensorsoc.soc.config import SoCConfig
-from tensorsoc.cores.pcore import isa as pisa
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.spec import pcore_isa as pisa
 from tensorsoc.sw import model_image as mi
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.model import accel
 from tensorsoc.verification.golden.accel_check import reference_check
 from tensorsoc.sw.model.compiler import compile_model

@@ -13,9 +13,10 @@ import pytest
 from onnx import helper
 
 import onnx_graphs as G
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.model import dataset as D
-from tensorsoc.sw.model import onnx_import as OI
+from tensorsoc.verification.golden import dataset as GD
+from tensorsoc import onnx_import as OI
 from tensorsoc.sw.model.compiler import compile_report
 from tensorsoc.verification.golden.cnn import quantize, run, run_batch
 
@@ -73,10 +74,10 @@ def test_import_matches_onnx_reference_and_runs_on_the_accelerator(tmp_path, nam
     # The float model on new samples against ONNX's own reference evaluator.
     x = samples(10, seed=9)
     ref = OI.reference_outputs(OI.parse_network(onnx.load(str(tmp_path / f"{name}.onnx"))), x)
-    got = D.golden(m, x)["float"]
+    got = GD.golden(m, x)["float"]
     assert got.shape == ref.shape and np.max(np.abs(got - ref)) < 1e-4 * max(1, np.max(np.abs(ref)))
     # Fixed point close to float: the calibrated format's error is small.
-    assert D.golden(m, x)["error"]["max_abs"] < 0.05
+    assert GD.golden(m, x)["error"]["max_abs"] < 0.05
 
 
 def test_lenet_layout_and_padding(tmp_path):
@@ -164,7 +165,7 @@ def test_digits_example_is_shipped_and_accurate(tmp_path):
     r = OI.import_onnx(DIGITS / "digits_cnn.onnx", tmp_path / "digits_cnn.yaml", SoCConfig(),
                        calibrate=np.load(DIGITS / "calib_x.npy"))
     compile_report(r.model, require_accel=True)
-    res = D.golden(r.model, x, y)
+    res = GD.golden(r.model, x, y)
     assert res["float_accuracy"] > 0.95
     assert abs(res["accuracy"] - res["float_accuracy"]) <= 0.01
     # The committed YAML is what the importer writes today.

@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 import onnx_graphs as G
-from tensorsoc.sw.model import onnx_import as OI
+from tensorsoc import onnx_import as OI
 
 pytestmark = pytest.mark.sim
 

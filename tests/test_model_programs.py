@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.model import accel
 from tensorsoc.sw.model.frontend import load_model, parse_model
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.model import accel, roofline
 from tensorsoc.sw.model.compiler import compile_model, compile_report
 from tensorsoc.sw.model.frontend import load_model
@@ -22,8 +22,8 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.yaml")) + sorted((ROOT / "examples
 
 def tsoc(monkeypatch, *argv):
     import tensorsoc.cli as cli
-    if "tensorsoc.sw.model.cli" not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["tensorsoc.sw.model.cli"])
+    if "tensorsoc.commands.model" not in cli.COMMAND_MODULES:
+        monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ["tensorsoc.commands.model"])
     return cli.main([str(a) for a in argv])
 
 

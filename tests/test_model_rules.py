@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.model.yamlsrc import ModelError
 from test_model_common import base_model, build, op, stream_in, to_yaml
 

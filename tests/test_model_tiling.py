@@ -8,7 +8,7 @@ the weights rearranged by the engine instead of the compiler."""
 
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.model import accel
 from tensorsoc.verification.golden.accel_check import reference_check
 from tensorsoc.sw.model.frontend import parse_model

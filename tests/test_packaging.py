@@ -79,9 +79,11 @@ def test_installed_distribution_has_one_top_level_package():
     assert scripts == {"tsoc": "tensorsoc.cli:main"}
     top = (dist.read_text("top_level.txt") or "").split()
     assert top in ([], ["tensorsoc"]), top
-    import tensorsoc.soc.config
+    import tensorsoc.soc.verilator
+    import tensorsoc.spec.config
     import tensorsoc.sw.model.compiler
-    assert Path(tensorsoc.soc.config.__file__).parent == REPO / "soc"
+    assert Path(tensorsoc.spec.config.__file__).parent == REPO / "spec"
+    assert Path(tensorsoc.soc.verilator.__file__).parent == REPO / "soc"
 
 
 def test_license_and_extras():

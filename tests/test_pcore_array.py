@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 
 
 @pytest.mark.sim

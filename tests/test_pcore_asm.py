@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from tensorsoc.cores.pcore import isa
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec import pcore_isa as isa
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.pcore.asm import AsmError, assemble, load_image
-from tensorsoc.sw.pcore.workloads import KERNELS
+from tensorsoc.verification.pcore.workloads import KERNELS
 
 EXAMPLE = """\
 # the example of the symbol-table specification

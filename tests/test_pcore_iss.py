@@ -4,9 +4,9 @@ references, lockstep limits, loop/addressing semantics, cycle model, traps."""
 import numpy as np
 import pytest
 
-from tensorsoc.cores.pcore import isa
-from tensorsoc.soc.config import SoCConfig
-from tensorsoc.sw.pcore import workloads
+from tensorsoc.spec import pcore_isa as isa
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.verification.pcore import workloads
 from tensorsoc.sw.pcore.asm import assemble
 from tensorsoc.verification.pcore.iss import PcoreISS, PcoreRuntimeError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.lane import generate_verilog, module_name
 from tensorsoc.verification.pcore.lane_model import expected, stimulus
 from tensorsoc.verification.pcore.lane_myhdl import run_lane

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.host.protocol import CHUNK_SIZE, Cmd, ErrorCause, Status
 from tensorsoc.verification.host.device_model import DeviceModel
 from tensorsoc.verification.regress import plan as P

@@ -6,7 +6,7 @@ import pytest
 
 from tensorsoc.soc import gen_cache
 from tensorsoc.soc.builder import ROOT, SimBuild, SoCBuild
-from tensorsoc.soc.config import DEFAULT
+from tensorsoc.spec.config import DEFAULT
 
 
 def _rel_inputs():
@@ -17,15 +17,15 @@ def test_inputs_cover_the_generator_and_not_the_model_compiler():
     files = _rel_inputs()
     # The SoC and its cores, what the cores import from sw/, the firmware,
     # the C++ harness, Verilog beside the cores, the Verilator build glue.
-    for needed in ("soc/builder.py", "soc/config.py", "soc/tensorsoc.py", "soc/platforms/sim.py",
+    for needed in ("soc/builder.py", "spec/config.py", "soc/tensorsoc.py", "soc/platforms/sim.py",
                    "cores/tensor_engine/engine.py", "cores/pcore/lane.py", "cores/host_spi/core.py",
-                   "cores/sim_control.py", "cores/sim_clock.v", "sw/mcore/isa.py", "sw/host/protocol.py",
+                   "cores/sim_control.py", "cores/sim_clock.v", "spec/tensor_isa.py", "sw/host/protocol.py",
                    "sw/server_image.py", "sw/model_image.py", "sw/firmware/main.c", "sw/firmware/Makefile",
                    "sw/runtime/ztam.c", "soc/sim/main.cpp", "verification/soc/runner.py",
-                   "verification/verilator.py"):
+                   "soc/verilator.py"):
         assert needed in files, needed
     # Nothing the generator never imports: the model compiler, the CLI, tests.
-    for unrelated in ("sw/model/compiler.py", "soc/cli.py", "sw/host/device.py", "verification/soc/sim_main.py"):
+    for unrelated in ("sw/model/compiler.py", "tensorsoc/commands/soc.py", "sw/host/device.py", "verification/soc/sim_main.py"):
         assert unrelated not in files, unrelated
     assert not any(f.startswith("tests/") or "__pycache__" in f for f in files)
 

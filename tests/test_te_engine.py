@@ -48,7 +48,7 @@ def test_engine_drives_the_real_pcore_array():
 def test_engine_runs_the_guide_examples():
     """Every transfer example of the programmer guide, compiled by the MCORE
     preprocessor for the guide's geometry (8 PCOREs x 16 threads x 8 lanes)."""
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.te.run import run
     config = SoCConfig().with_overrides(np=8, nt=16, vw=8, pcore_private_words=512, pcore_shared_words=2048)
     tests, fails, results = run(config, module="tensorsoc.verification.te.test_guide", ddr_bytes=64 * 1024)
@@ -62,7 +62,7 @@ def test_engine_broadcasts_to_all_pcores_in_one_write():
     about N / VW clocks on chip (N / 2 from DDR), not 4 times that; private
     and shared, partial and out-of-range copies, bit-exact with the executor
     (default geometry, the bench's top)."""
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.te.cli import BENCH_DDR_BYTES
     from tensorsoc.verification.te.run import run
     tests, fails, results = run(SoCConfig(), module="tensorsoc.verification.te.test_broadcast", ddr_bytes=BENCH_DDR_BYTES)

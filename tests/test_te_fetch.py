@@ -14,7 +14,7 @@ import pytest
 
 @pytest.mark.sim
 def test_fetched_programs_run_bit_exact_at_the_engine_only_time(tmp_path):
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.te.cli import LAYER_DDR_BYTES
     from tensorsoc.verification.te.run import run
     from tensorsoc.verification.te.top import REPO

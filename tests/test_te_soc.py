@@ -1,7 +1,7 @@
 """The TensorEngine's LiteX integration: CSRs the runtime uses, the DMA
 master, the PCORE array wiring (elaboration only; no simulation)."""
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 
 
 def test_add_tensor_engine_to_a_litex_soc(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tensorsoc.sw import te_trace
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 
 REPO = Path(__file__).resolve().parents[1]
 K = te_trace.KINDS

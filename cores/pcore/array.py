@@ -7,7 +7,6 @@ MCORE uses.  docs/pcore.md describes every port.
 
 from migen import *
 
-from tensorsoc.cores.pcore import isa
 from tensorsoc.cores.pcore.pcore import PCore, TEPort
 from tensorsoc.cores.pcore.sequencer import PCORESequencer
 

@@ -26,7 +26,7 @@ C. saturation of the data result.
 Ports (all outputs registered, latency ``LATENCY``):
 
 =========== ====== =========================================================
-``op``      in     operation code (``tensorsoc.cores.pcore.isa.OP``)
+``op``      in     operation code (``tensorsoc.spec.pcore_isa.OP``)
 ``a``,``b`` in     signed data operands (``width`` bits)
 ``acc_in``  in     signed accumulator (``acc_width`` bits)
 ``flag_in`` in     lane flag (for ``sel``)
@@ -42,7 +42,8 @@ from pathlib import Path
 
 from myhdl import Signal, always, block, intbv, toVerilog  # noqa: F401
 
-from tensorsoc.cores.pcore.isa import LANE_LATENCY, OP, OP_BITS
+from tensorsoc.spec import pcore_isa
+from tensorsoc.spec.pcore_isa import LANE_LATENCY, OP, OP_BITS
 
 MODULE_NAME = "tsoc_pcore_lane"
 LATENCY = LANE_LATENCY   # clocks from the operands to the registered outputs
@@ -245,7 +246,7 @@ def generate_verilog(build_dir, width=16, acc_width=32):
     name = module_name(width, acc_width)
     path = build_dir / f"{name}.v"
     if path.exists() and path.stat().st_mtime >= Path(__file__).stat().st_mtime \
-            and path.stat().st_mtime >= Path(__file__).with_name("isa.py").stat().st_mtime:
+            and path.stat().st_mtime >= Path(pcore_isa.__file__).stat().st_mtime:
         return path
     sig = lane_signals(width, acc_width)
     inst = pcore_lane(**sig, width=width, acc_width=acc_width)

@@ -18,8 +18,8 @@ holds them in the operand registers that feed the lanes, the lanes take
 
 from migen import *
 
-from tensorsoc.cores.pcore import isa
-from tensorsoc.cores.pcore.isa import LANE_LATENCY
+from tensorsoc.spec import pcore_isa as isa
+from tensorsoc.spec.pcore_isa import LANE_LATENCY
 from tensorsoc.cores.pcore.lane import module_name, shift_bits_for
 
 

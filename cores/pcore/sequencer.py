@@ -11,7 +11,7 @@ The issue bundle (``iss_*``) is registered: PCOREs use it as their stage 0.
 
 from migen import *
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 
 
 def _bits(n):

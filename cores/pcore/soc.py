@@ -14,7 +14,6 @@ from litex.gen import LiteXModule
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
 
-from tensorsoc.cores.pcore import isa
 from tensorsoc.cores.pcore.array import PCOREArrayCore
 from tensorsoc.cores.pcore.lane import generate_verilog
 

@@ -31,7 +31,7 @@ from operator import and_, or_
 
 from migen import *
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 
 LEVELS = isa.MAX_LEVELS
 IDX_BITS = 48   # dimension indices and overlap offsets: exact for any practical transfer

@@ -8,7 +8,7 @@ from litex.gen import LiteXModule
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRField
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.tensor_engine.engine import TensorEngineCore
 
 

@@ -21,7 +21,7 @@ from migen.genlib.fifo import SyncFIFO
 
 from litex.soc.interconnect import wishbone
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS, IDX_BITS
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
@@ -48,7 +48,7 @@ def _f(table, name):
 
 
 def field(word, table, name):
-    """The bits of field ``name`` (sw/mcore/isa.py) in a 32-bit word."""
+    """The bits of field ``name`` (spec/tensor_isa.py) in a 32-bit word."""
     f = _f(table, name)
     return word[f.lsb:f.lsb + f.width]
 

@@ -13,7 +13,7 @@ registers).  ``y`` is thus the output for the ``x`` of the previous clock.
 
 from migen import *
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 
 SHIFT = isa.SPU_SEGMENT_SHIFT
 SIZE = isa.SPU_LOOKUP_SIZE

@@ -28,7 +28,7 @@ from migen.genlib.fifo import SyncFIFO
 
 from litex.soc.interconnect import wishbone
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 
 SPACE = {name: v[0] for name, v in isa.SPACES.items()}
 DT = {name: v[0] for name, v in isa.DTYPES.items()}

@@ -8,7 +8,7 @@ TensorSoC for it.  Each board module in this package defines one ``TARGET``.
 from dataclasses import dataclass, field
 from typing import Callable
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 
 
 # The host protocol's fastest SCLK (inference-engine datasheet: 20 ns cycle).

@@ -5,7 +5,7 @@ Budget of the 25F: 24k LUT4, 56 DP16KD block RAMs, 28 MULT18X18D.
 
 from litedram.modules import M12L64322A
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.soc.platforms.colorlight_i5 import ColorlightI5Platform
 from tensorsoc.soc.targets.board import BoardTarget
 

@@ -6,7 +6,7 @@ geometry is chosen in docs/fpga.md ("Choosing the configurations").
 
 from litedram.modules import MT48LC16M16
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.soc.platforms.ulx3s import ULX3SPlatform
 from tensorsoc.soc.targets.board import BoardTarget
 

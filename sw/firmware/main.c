@@ -56,7 +56,7 @@ static void run_memtest(int quick)
 	uint32_t size = MAIN_RAM_SIZE;
 #endif
 	/* Address lines over all of `size`; the random fill over the first
-	 * TSOC_MEMTEST_SIZE bytes only (soc/config.py memtest_size, 0: all), so
+	 * TSOC_MEMTEST_SIZE bytes only (spec/config.py memtest_size, 0: all), so
 	 * that a large main RAM boots as fast as a small one. */
 	uint32_t fill = TSOC_MEMTEST_SIZE && TSOC_MEMTEST_SIZE < size ? TSOC_MEMTEST_SIZE : size;
 	/* Quick: memtest()'s bus checks still cover every address and data

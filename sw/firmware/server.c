@@ -44,7 +44,7 @@ static void publish_spec(void)
 	uint8_t spec[16];
 	memset(spec, 0, sizeof spec);
 	spec[HOST_RSPEC_HW_TYPE] = HOST_HW_TYPE_TENSORSOC;
-	/* Tiles, each tile's internal memory and the external memory: soc/config.py rspec(). */
+	/* Tiles, each tile's internal memory and the external memory: spec/config.py rspec(). */
 	spec[HOST_RSPEC_TILES] = TSOC_RSPEC_TILES;
 	spec[HOST_RSPEC_INTERNAL_KIB] = TSOC_RSPEC_INTERNAL_KIB & 0xff;
 	spec[HOST_RSPEC_INTERNAL_KIB + 1] = TSOC_RSPEC_INTERNAL_KIB >> 8;

@@ -2,12 +2,14 @@
 
 ``instructions(text, symbols, defines)`` compiles ``>``-less tensor statements whose
 expressions are all known (literals, NP/NT/VW, ``defines``) into the
-:mod:`tensorsoc.sw.mcore.isa` objects the runtime would issue -- the same arithmetic as the
+:mod:`tensorsoc.spec.tensor_isa` objects the runtime would issue -- the same arithmetic as the
 generated C (``lower.SideBuilder`` mirrors ``ztam.c``).  TensorEngine tests use it to
 get reference instructions from the guide's syntax.
 """
 
-from . import isa, lower
+from tensorsoc.spec import tensor_isa as isa
+
+from . import lower
 from .cexpr import NotConstant, evaluate, no_value_error
 from .parser import CallbackStmt, ExeStmt, LogStmt, TransferStmt, VarDef
 from .preprocessor import Preprocessor

@@ -1,6 +1,6 @@
 """The one error class of the MCORE preprocessor: file:line:column, the text, what was expected."""
 
-from tensorsoc.cli import UserError
+from tensorsoc.spec.errors import UserError
 
 
 class MCoreError(UserError):

@@ -10,7 +10,7 @@ the FOR dimensions from the rightmost FOR directive to the leftmost (guide 5.7).
 The same plan is turned into:
 
 * C calls to the runtime (``ztamSideInit/ztamSideDim/...``), evaluated at run time;
-* an :class:`tensorsoc.sw.mcore.isa.Transfer` by :class:`SideBuilder`, the Python mirror of
+* an :class:`tensorsoc.spec.tensor_isa.Transfer` by :class:`SideBuilder`, the Python mirror of
   those runtime calls, when every expression is constant (``expand``, compile-time
   checks, tests comparing the C runtime's words with Python's).
 """
@@ -18,7 +18,7 @@ The same plan is turned into:
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from . import isa
+from tensorsoc.spec import tensor_isa as isa
 from .cexpr import NotConstant, evaluate, mul, num, sub1, to_c, try_evaluate
 from .parser import TYPE_NAMES
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from tensorsoc.cli import UserError
+from tensorsoc.spec.errors import UserError
 
 FORMAT = "tensorsoc-pcore-symbols"
 VERSION = 1
@@ -48,7 +48,7 @@ class Symbols:
 
 
 def default_config():
-    from tensorsoc.soc.config import DEFAULT
+    from tensorsoc.spec.config import DEFAULT
     return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
             "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words}
 

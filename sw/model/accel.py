@@ -41,12 +41,15 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorsoc.sw.mcore import api, isa, symbols as symbols_mod
-from tensorsoc.cores.pcore.isa import MIN_SLOTS
+from tensorsoc.spec import tensor_isa as isa
+
+from tensorsoc.sw.mcore import api, symbols as symbols_mod
+from tensorsoc.spec.pcore_isa import MIN_SLOTS
+from tensorsoc.sw.pcore import KERNEL_DIR
 from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
 from tensorsoc.sw.model.quant import tanh_shift
 
-KERNELS = Path(__file__).resolve().parent.parent / "pcore" / "kernels"
+KERNELS = KERNEL_DIR
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 EB = 2                                   # bytes per DDR element (int16)
 IMEM_WORDS = 1024                        # cores/pcore/soc.py add_pcore_array default
@@ -62,7 +65,7 @@ class LayerProgram:
     layer: int
     kind: str
     code: list                    # PCORE instruction words, loaded at instruction address ``origin``
-    instrs: list                  # sw.mcore.isa instruction objects (last: CALLBACK)
+    instrs: list                  # spec.tensor_isa instruction objects (last: CALLBACK)
     macs: int                     # useful multiply-accumulates (the op's own)
     passes: int                   # kernel calls (steps)
     kernel: str = ""              # kernel and its defines, for listings

@@ -124,7 +124,7 @@ def parse_io(model, node, file):
     return IO(inp, out, tuple(shape or ()), lay, count)
 
 
-def _io(model):
+def model_io(model):
     io = model.io
     if io is None or io.input is None:
         raise DatasetError(f"{model.file}: a data set needs a model with exactly one input (H2C stream of the "
@@ -150,7 +150,7 @@ def samples(model, x, what="--input"):
     """(N, *input dims) float64 logical arrays of the input tensor from a data
     set ``x`` (N samples of the model's sample shape; a single sample of that
     shape is a data set of one)."""
-    io = _io(model)
+    io = model_io(model)
     x = np.asarray(x)
     shape = io.sample_shape
     if x.shape == shape or (io.sample_layout == "stream" and x.ndim == 1 and x.size == int(np.prod(shape))):
@@ -187,13 +187,13 @@ def labels(y, n, what="--labels"):
 
 def host_input(model, raw):
     """WTensor bytes of one sample (``raw``: the input tensor's int logical array)."""
-    return L.host_input(model, {_io(model).tensor: raw})
+    return L.host_input(model, {model_io(model).tensor: raw})
 
 
 def host_values(model, data):
     """The real output values (the first ``output_count`` of the output
     stream, dequantised) from the RTensor bytes."""
-    io = _io(model)
+    io = model_io(model)
     off = io.output.c2h_offset
     raw = np.frombuffer(bytes(data[off:off + 2 * io.output_count]), dtype="<i2").astype(np.int64)
     return raw / float(1 << model.frac_bits)
@@ -201,80 +201,8 @@ def host_values(model, data):
 
 def real_outputs(model, arr):
     """(N, output_count) from batched logical arrays of the output tensor."""
-    io = _io(model)
+    io = model_io(model)
     t, n = io.output.c2h, arr.shape[0]
     flat = np.stack([L.device_to_host(arr[i], t.layout, io.output.c2h_padding) for i in range(n)]) if n else \
         np.zeros((0, io.output_count))
     return flat[:, :io.output_count]
-
-
-# -- the golden model over a data set -------------------------------------------
-
-CHUNK = 256          # images per vectorised golden step (bounds the memory of the im2col windows)
-
-
-def golden(model, x, y=None, chunk=CHUNK, layers=True):
-    """The fixed-point and the float model over a whole data set, vectorised
-    across images (``tensorsoc.verification.golden.cnn.run_batch``).  Returns a dict:
-    ``fixed``/``float`` (N, output_count) real output values, ``raw`` (N,
-    output stream) int16 values of the whole output stream,
-    ``predictions``/``float_predictions`` (argmax), ``accuracy``/
-    ``float_accuracy`` (with labels ``y``), ``agreement`` (same argmax),
-    ``error`` (output max / rms |fixed - float|), ``layers`` (per compute op:
-    max and rms error, saturated values), ``seconds`` and ``images_per_second``."""
-    import time
-    from tensorsoc.verification.golden.cnn import dequantize, quantize, run_batch
-    io = _io(model)
-    xs = samples(model, x)
-    n = len(xs)
-    if y is not None:
-        y = labels(y, n)
-    t, out_t = io.tensor, io.output.c2h
-    compute = [op for op in model.ops if op.kind != "stream"]
-    sq = {op.layer: 0.0 for op in compute}
-    mx = {op.layer: 0.0 for op in compute}
-    sat = {op.layer: 0 for op in compute}
-    peak = {op.layer: 0 for op in compute}
-    fixed, real, raw = [], [], []
-    t0 = time.perf_counter()
-    for s in range(0, n, chunk):
-        part = xs[s:s + chunk]
-        g = run_batch(model, {t: (quantize(part, model.frac_bits), part)})
-        raw.append(np.stack([L.device_to_host(a, out_t.layout, io.output.c2h_padding) for a in g.fixed[out_t]]))
-        fixed.append(dequantize(raw[-1][:, :io.output_count], model.frac_bits))
-        real.append(real_outputs(model, g.real[out_t]))
-        if layers:
-            for op in compute:
-                e = g.error(op.res)
-                mx[op.layer] = max(mx[op.layer], float(np.max(np.abs(e))) if e.size else 0.0)
-                sq[op.layer] += float(np.sum(e ** 2))
-                sat[op.layer] += int(np.sum(np.abs(g.fixed[op.res]) >= 32767))
-                peak[op.layer] = max(peak[op.layer], int(np.max(np.abs(g.fixed[op.res]))))
-    seconds = time.perf_counter() - t0
-    fixed = np.concatenate(fixed) if fixed else np.zeros((0, io.output_count))
-    real = np.concatenate(real) if real else np.zeros((0, io.output_count))
-    err = fixed - real
-    pred, fpred = fixed.argmax(axis=1), real.argmax(axis=1)
-    out = {"images": n, "frac_bits": model.frac_bits, "output": out_t.name, "output_count": io.output_count,
-           "fixed": fixed, "float": real, "raw": np.concatenate(raw) if raw else None,
-           "predictions": pred, "float_predictions": fpred,
-           "agreement": float(np.mean(pred == fpred)) if n else None,
-           "error": {"max_abs": float(np.max(np.abs(err))) if n else 0.0,
-                     "rms": float(np.sqrt(np.mean(err ** 2))) if n else 0.0},
-           "seconds": seconds, "images_per_second": n / seconds if seconds else None}
-    if y is not None:
-        out["labels"] = y
-        out["accuracy"] = float(np.mean(pred == y)) if n else None
-        out["float_accuracy"] = float(np.mean(fpred == y)) if n else None
-    if layers:
-        out["layers"] = [{"layer": op.layer, "op": op.type_name, "res": op.res.name, "dims": list(op.res.dims),
-                          "max_abs_error": mx[op.layer],
-                          "rms_error": (sq[op.layer] / (n * op.res.elements)) ** 0.5 if n else 0.0,
-                          "saturated": sat[op.layer], "peak": peak[op.layer]} for op in compute]
-    return out
-
-
-def summary_json(res):
-    """``golden()``'s result without the per-image arrays, for JSON."""
-    skip = {"fixed", "float", "raw", "predictions", "float_predictions", "labels"}
-    return {k: v for k, v in res.items() if k not in skip}

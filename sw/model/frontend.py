@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorsoc.soc.config import FIRMWARE_RESERVE, SoCConfig
+from tensorsoc.spec.config import FIRMWARE_RESERVE, SoCConfig
 from tensorsoc.spec.numbers import SPU_LOOKUP_SIZE
 from tensorsoc.sw.model_image import MAX_LAYERS
 from tensorsoc.sw.model import fields as F

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tensorsoc.cores.pcore import isa
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec import pcore_isa as isa
+from tensorsoc.spec.config import SoCConfig
 
 SYMBOLS_FORMAT = "tensorsoc-pcore-symbols"
 SYMBOLS_VERSION = 1

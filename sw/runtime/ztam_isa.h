@@ -1,4 +1,4 @@
-/* Generated from sw/mcore/isa.py by `tsoc mcore header`: do not edit. */
+/* Generated from spec/tensor_isa.py by `tsoc mcore header`: do not edit. */
 #ifndef ZTAM_ISA_H
 #define ZTAM_ISA_H
 

@@ -8,7 +8,7 @@ checker of the compiler, which is why it lives here and not beside it.
 
 import numpy as np
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.accel import DataBlob, plan
 from tensorsoc.verification.golden import cnn

@@ -1,6 +1,6 @@
 """Reference executor of tensor instructions: the golden model of the TensorEngine.
 
-It runs decoded instructions (:mod:`tensorsoc.sw.mcore.isa`) on numpy memory images:
+It runs decoded instructions (:mod:`tensorsoc.spec.tensor_isa`) on numpy memory images:
 
 * ``ddr`` and ``scratch``: byte arrays.  An INT16 element takes 2 bytes,
   little-endian; UINT8/INT8 take 1 byte.  Addresses are byte addresses.
@@ -43,7 +43,7 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.te_trace import vector_attribute
 
 MAX_ELEMENTS = 1 << 24

@@ -27,7 +27,7 @@ from tensorsoc.sw.host.transport import Frame, FrameResult, Transport
 def expected_rspec(cfg):
     """RSpec bytes 1-7 a tensorsoc of configuration ``cfg`` must return,
     worked out here from the datasheet's definitions (not from the product's
-    soc/config.py rspec()): tiles = PCOREs; "kBytes internal memory on each
+    spec/config.py rspec()): tiles = PCOREs; "kBytes internal memory on each
     tile" = one PCORE's data memories (NT threads x private words + shared
     words, two process spaces, 2-byte elements); no flash; "external memory
     on each tile" = main RAM, which each PCORE reaches through the

@@ -13,7 +13,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 import cocotb
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.pcore.soc import REG
 

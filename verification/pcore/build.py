@@ -61,7 +61,7 @@ def build_dir_for(config, imem_words=1024):
 def build(config, imem_words=1024, waves=False, log_file=None):
     """Generate and Verilator-build the array; returns (runner, build_dir)."""
     from cocotb_tools.runner import get_runner
-    from tensorsoc.verification.verilator import setup_env
+    from tensorsoc.soc.verilator import setup_env
     setup_env()
     bdir = build_dir_for(config, imem_words)
     sources = generate(config, bdir / "rtl", imem_words)
@@ -76,7 +76,7 @@ def build_lane(width=16, acc_width=32):
     """Verilator-build the converted lane alone; returns (runner, build_dir, toplevel)."""
     from cocotb_tools.runner import get_runner
     from tensorsoc.cores.pcore.lane import module_name
-    from tensorsoc.verification.verilator import setup_env
+    from tensorsoc.soc.verilator import setup_env
     setup_env()
     top = module_name(width, acc_width)
     bdir = REPO / "build" / "pcore" / f"lane_{width}_{acc_width}"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tensorsoc.cores.pcore import isa
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec import pcore_isa as isa
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.verification.golden import fixedpoint as fx
 
 

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.lane import shift_bits_for
 from tensorsoc.verification.golden import fixedpoint as fx
 

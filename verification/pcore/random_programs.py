@@ -9,7 +9,7 @@ traps (an address leaving its space) are drawn again.
 
 import copy
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.verification.pcore.iss import PcoreRuntimeError
 
 _SRC_KINDS = [isa.K_NONE, isa.K_REG, isa.K_REG, isa.K_PRIV, isa.K_PRIVB, isa.K_SHR, isa.K_SHRB]

@@ -14,10 +14,10 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 import cocotb
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.soc import ISA_VERSION
-from tensorsoc.soc.config import SoCConfig
-from tensorsoc.sw.pcore import workloads
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.verification.pcore import workloads
 from tensorsoc.sw.pcore.asm import assemble
 from tensorsoc.verification.pcore.iss import PcoreISS
 from tensorsoc.verification.pcore.bfm import PcoreArrayBFM

@@ -9,7 +9,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 import cocotb
 
-from tensorsoc.cores.pcore import isa
+from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.lane import LATENCY
 from tensorsoc.verification.pcore.lane_model import expected, stimulus
 

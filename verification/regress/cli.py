@@ -46,7 +46,7 @@ def cmd_regress(args):
         try:
             specs = [P.TestSpec.parse(args.rerun)]
         except ValueError as e:
-            from tensorsoc.cli import UserError
+            from tensorsoc.spec.errors import UserError
             raise UserError(str(e)) from None
     else:
         specs = P.plan(args.seed, args.n, tuple(args.tests) if args.tests else P.TEST_CLASSES)

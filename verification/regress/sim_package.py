@@ -155,7 +155,7 @@ def _unpack(pkg, data, dest):
 def _build_here(pkg, dest):
     """Builds the configuration on this machine and checks its sources give the key."""
     from tensorsoc.soc.builder import SimBuild
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.soc.runner import cocotb_build
     build = SimBuild(SoCConfig(**pkg.config), dest, log=log.info)
     cocotb_build(build)

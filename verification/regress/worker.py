@@ -31,7 +31,7 @@ def end_session_with_parent():
 def run(spec):
     import cocotb
     from tensorsoc.soc.builder import SimBuild
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.soc.runner import cocotb_runner, cocotb_test
     build = SimBuild(SoCConfig(**spec["config"]), spec["build_dir"], log=lambda *_: None)
     out = Path(spec["out"])

@@ -9,7 +9,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
 
 from tensorsoc.cores.sim_control import BOOT_FLAG
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.host.cocotb_transport import CocotbTransport
 from tensorsoc.sw.host.device import Device
 from tensorsoc.verification.soc.uart_agent import UartStreamBfm

@@ -257,10 +257,11 @@ async def run_dataset(dev, model, x, y=None, sys_clk_freq=None, peak_macs_per_cl
     ``images`` (per image: outputs, predictions, label, cycles, bit-exact)."""
     import time
     from tensorsoc.sw.model import dataset as D
+    from tensorsoc.verification.golden import dataset as GD
     from tensorsoc.sw.model.compiler import compile_report
     from tensorsoc.verification.golden.cnn import quantize, run_batch
     t0 = time.monotonic()
-    gold = D.golden(model, x, y, layers=False)
+    gold = GD.golden(model, x, y, layers=False)
     xs = D.samples(model, x)
     fixed_in = quantize(xs, model.frac_bits)
     g = run_batch(model, {model.io.tensor: (fixed_in, xs)})

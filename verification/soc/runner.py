@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from tensorsoc.soc.builder import SimBuild
-from tensorsoc.verification.verilator import setup_env
+from tensorsoc.soc.verilator import setup_env
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 SPI/QPI host port with the host library, as a host processor would.
 
 Prints the console, RID and the decoded RSpec, and the simulation figures.
-Run by soc/cli.py (`tsoc sim`) through cocotb's runner; options come in
+Run by tensorsoc/commands/soc.py (`tsoc sim`) through cocotb's runner; options come in
 environment variables (TSOC_SIM_QPI, TSOC_SIM_BOOT_FLAGS, TSOC_SIM_MODEL,
 TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL, TSOC_SIM_SOFTWARE, TSOC_HOST_PATH; a data set:
 TSOC_SIM_INPUT, TSOC_SIM_LABELS, TSOC_SIM_COUNT)."""

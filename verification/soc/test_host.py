@@ -215,7 +215,7 @@ async def chunk_sequence_errors(dut):
 async def oversize_model_and_window_bounds(dut):
     """A model larger than the model window: WINDOW_OVERFLOW, and nothing
     outside the windows changes (checked through the RAM itself).  QPI only,
-    on a build with a model window of at most 64 KiB (soc.config.COMPACT_MEMORY:
+    on a build with a model window of at most 64 KiB (spec.config.COMPACT_MEMORY:
     the default 8 MiB takes far too long to fill), at 4 bits a clock."""
     dev, _, _ = await start(dut)
     cfg = soc_config()
@@ -335,7 +335,7 @@ async def accelerator_trace_printed(dut):
     firmware prints the TensorEngine's activity report on the console, one
     transfer line per transfer instruction of the layer's program, with the
     guide's attributes; the outputs stay bit-exact."""
-    from tensorsoc.sw.mcore import isa
+    from tensorsoc.spec import tensor_isa as isa
     from tensorsoc.sw.model.compiler import compile_model
     from tensorsoc.sw.model.frontend import load_model
     from tensorsoc.verification.soc.host_env import SKIP_MEMTEST, TE_TRACE

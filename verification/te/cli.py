@@ -17,7 +17,7 @@ LAYER_TARGET = 0.70          # issue 7: conv and linear layers at 70% of the pea
 
 
 def run_bench(config=None, classic_bus=False):
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.te.run import run
     config = config or SoCConfig()
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,7 +59,7 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
     the accelerator programs of each model (see test_layers.py for a row's
     fields).  Raises RuntimeError when a layer is not bit-exact or the
     engine flags an error."""
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.te.run import run
     from tensorsoc.verification.te.top import REPO
     config = config or SoCConfig()
@@ -131,7 +131,7 @@ def software_layers(rep):
 
 
 def cmd_bench_layers(args):
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     try:
         rep = run_layers(args.models or LAYER_MODELS)
     except FileNotFoundError as e:
@@ -157,7 +157,7 @@ def cmd_bench_layers(args):
 
 def cmd_trace(args):
     from tensorsoc.sw import te_trace
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     try:
         raw = Path(args.raw).read_text()
     except OSError as e:
@@ -168,7 +168,7 @@ def cmd_trace(args):
         raise UserError(f"{args.raw}: expected hex words (as te_trace_raw() prints them): {e}")
     records = te_trace.decode(words)
     if args.clock_hz is None:
-        from tensorsoc.soc.config import SoCConfig
+        from tensorsoc.spec.config import SoCConfig
         args.clock_hz = SoCConfig().sys_clk_freq
     if not records:
         raise UserError(f"{args.raw}: no trace records (the first word has no valid bit 31)")

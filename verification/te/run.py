@@ -10,7 +10,7 @@ TEST_CONFIG = dict(np=2, nt=2, vw=4, pcore_private_words=32, pcore_shared_words=
 
 
 def test_config():
-    from tensorsoc.soc.config import SoCConfig
+    from tensorsoc.spec.config import SoCConfig
     return SoCConfig().with_overrides(**TEST_CONFIG)
 
 

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.verification.golden.tensor_exec import side_elements
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}

@@ -17,10 +17,10 @@ import numpy as np
 
 import cocotb
 
-from tensorsoc.cores.pcore import isa as pcore_isa
+from tensorsoc.spec import pcore_isa as pcore_isa
 from tensorsoc.sw import te_trace
-from tensorsoc.sw.mcore import isa
-from tensorsoc.sw.pcore import workloads
+from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.verification.pcore import workloads
 from tensorsoc.verification.pcore.iss import PcoreISS
 from tensorsoc.verification.te.bfm import TEBench, _bytes_to_words, _words_to_bytes, load_kernel
 from tensorsoc.verification.te.test_engine import _config, _machine, DDR_BYTES

@@ -20,7 +20,7 @@ import cocotb
 from cocotb.triggers import RisingEdge, FallingEdge
 from cocotb.utils import get_sim_time
 
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.verification.te.bfm import TEBench
 from tensorsoc.verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
 from tensorsoc.verification.te.stimulus import pcore_stride

@@ -8,8 +8,8 @@ import random
 import cocotb
 import numpy as np
 
-from tensorsoc.sw.mcore import isa
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.spec.config import SoCConfig
 from tensorsoc.verification.golden.tensor_exec import Machine
 from tensorsoc.verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
 from tensorsoc.verification.te.stimulus import Geometry, random_batch, spu_load, pcore_stride

@@ -18,7 +18,7 @@ import cocotb
 from cocotb.triggers import RisingEdge
 
 from tensorsoc.sw import te_trace
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.model import accel, layout as L
 from tensorsoc.sw.model.frontend import load_model
 from tensorsoc.verification.golden import cnn

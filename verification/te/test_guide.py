@@ -9,7 +9,9 @@ from pathlib import Path
 
 import cocotb
 
-from tensorsoc.sw.mcore import api, isa, symbols
+from tensorsoc.spec import tensor_isa as isa
+
+from tensorsoc.sw.mcore import api, symbols
 from tensorsoc.verification.te.bfm import TEBench
 from tensorsoc.verification.te.test_engine import _config, _machine, _randomise, _check, DDR_BYTES
 

@@ -24,7 +24,7 @@ from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
 
 from tensorsoc.sw import te_trace
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.model import accel, layout as L, roofline
 from tensorsoc.sw.model.frontend import load_model
 from tensorsoc.verification.golden import cnn

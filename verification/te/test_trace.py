@@ -11,7 +11,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from tensorsoc.sw import te_trace
-from tensorsoc.sw.mcore import isa
+from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.verification.te.bfm import TEBench
 from tensorsoc.verification.te.test_engine import _setup, _randomise, _check, DDR_BYTES
 

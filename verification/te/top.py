@@ -120,7 +120,7 @@ def generate(config, build_dir, ddr_bytes=DDR_BYTES, array="model"):
 def build(config, waves=False, log_file=None, ddr_bytes=DDR_BYTES, array="model"):
     """Generate and Verilator-build the top; returns (runner, build_dir)."""
     from tensorsoc.verification.soc.runner import _fast_verilator_runner, build_lock
-    from tensorsoc.verification.verilator import setup_env
+    from tensorsoc.soc.verilator import setup_env
     setup_env()
     bdir = build_dir_for(config, ddr_bytes, array)
     with build_lock(bdir):

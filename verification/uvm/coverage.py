@@ -60,7 +60,7 @@ WINDOW_FILL_MAX = 64 * 1024
 
 def protocol_exclusions(runs_layers=True, config=None):
     """Bins of protocol_bins() that no traffic can hit, with the reason
-    (reported as excluded, not as missing).  ``config`` (soc.config.SoCConfig):
+    (reported as excluded, not as missing).  ``config`` (spec.config.SoCConfig):
     the WINDOW_OVERFLOW bins of windows larger than WINDOW_FILL_MAX."""
     out = {}
     if config is not None:
@@ -71,7 +71,7 @@ def protocol_exclusions(runs_layers=True, config=None):
                     out[(cmd.name, "WINDOW_OVERFLOW", m)] = (
                         f"not run: the {size}-byte window takes too long to fill through the simulated pins "
                         f"(more than {WINDOW_FILL_MAX}); its bound is checked on a compact-memory build "
-                        f"(soc.config.COMPACT_MEMORY: tests/test_host_soc.py, oversize_model_and_window_bounds)")
+                        f"(spec.config.COMPACT_MEMORY: tests/test_host_soc.py, oversize_model_and_window_bounds)")
     for m in MODES:
         out[(Cmd.ACQUIRE.name, "SENSOR", m)] = (
             "unreachable: the sensor port captures exactly the model's input size (the input_len register), "

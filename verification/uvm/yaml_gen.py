@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
 
 ACTS = ("NLIN_F_IDENTITY", "NLIN_F_RELU", "NLIN_F_TANH")
 

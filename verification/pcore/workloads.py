@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorsoc.soc.config import SoCConfig
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.sw.pcore import KERNEL_DIR
 from tensorsoc.sw.pcore.asm import assemble
 from tensorsoc.verification.golden import fixedpoint as fx
 
-KERNELS = Path(__file__).resolve().parent / "kernels"
+KERNELS = KERNEL_DIR
 DMIN, DMAX = fx.data_min(), fx.data_max()
 
 

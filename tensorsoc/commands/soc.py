@@ -3,32 +3,24 @@
 import sys
 import time
 
-from tensorsoc.soc.config import DEFAULT, ConfigError
+from tensorsoc.spec.config import DEFAULT
 
 # What `--sdram BOARD` takes from the board besides its SDRAM.
 MEMORY_FIELDS = ("main_ram_size", "model_window_size", "tensor_window_size", "server_window_size")
-
-
-def _config_from_args(args, base=DEFAULT):
-    try:
-        return base.with_settings(args.set)
-    except ConfigError as e:
-        from tensorsoc.cli import UserError
-        raise UserError(str(e))
 
 
 def _sim_build(args):
     """The SimBuild the arguments name (configuration, --sdram, --build-dir)."""
     from tensorsoc.soc.builder import SimBuild, BuildError, parse_sim_sdram, sim_sdram_board
     from tensorsoc.soc.targets import TARGETS
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     base = DEFAULT
     if getattr(args, "sdram", None) and sim_sdram_board(args.sdram):
         # A board's SDRAM comes with the board's main RAM size and host
         # windows (the rest of the configuration stays the simulation's).
         board = TARGETS[sim_sdram_board(args.sdram)].config
         base = DEFAULT.with_overrides(**{f: getattr(board, f) for f in MEMORY_FIELDS})
-    config = _config_from_args(args, base)
+    config = base.with_settings(args.set)        # a bad --set raises ConfigError, a UserError
     try:
         sdram = parse_sim_sdram(args.sdram) if getattr(args, "sdram", None) else None
         return SimBuild(config, args.build_dir, sdram=sdram)
@@ -38,7 +30,7 @@ def _sim_build(args):
 
 def _add_config_args(p):
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
-                   help="override a configuration field of soc/config.py (repeatable), e.g. --set np=8")
+                   help="override a configuration field of spec/config.py (repeatable), e.g. --set np=8")
     p.add_argument("--sdram", metavar="BOARD|MODULE[:BITS][,l2=BYTES][,l2_line=BITS]",
                    help="main RAM as SDRAM through LiteDRAM's controller and SDRAM model, with the timings of a "
                         "board's SDRAM (ulx3s, colorlight_i5: module, data width, L2 cache, and the board's main "
@@ -51,7 +43,7 @@ def _add_config_args(p):
 
 def cmd_generate(args):
     from tensorsoc.soc.builder import BuildError
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     build = _sim_build(args)
     try:
         build.generate()
@@ -62,7 +54,7 @@ def cmd_generate(args):
 
 
 def cmd_sim(args):
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     build = _sim_build(args)
     if args.preload_server and build.sdram is not None:
         raise UserError("--preload-server needs integrated main RAM: the SDRAM model is not loaded from a file")
@@ -74,7 +66,7 @@ def cmd_sim(args):
 def _sim_firmware_only(build, args):
     """The C++ harness: the firmware boots and exits; no host."""
     from tensorsoc.soc.builder import BuildError
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     t0 = time.monotonic()
     try:
         build.generate()
@@ -96,7 +88,7 @@ def _sim_firmware_only(build, args):
 def _dataset_env(args, model):
     """--input/--labels/--count checked against the model before building."""
     from pathlib import Path
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     from tensorsoc.sw.model import dataset as D
     try:
         n = len(D.samples(model, D.load_array(args.input, "--input")))
@@ -116,7 +108,7 @@ def _sim_through_host_port(build, args):
     """cocotb: the host library drives the SPI/QPI pins (verification/soc/sim_main.py)."""
     import xml.etree.ElementTree as ET
     from tensorsoc.soc.builder import BuildError
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     model_env = {}
     if args.model:

@@ -547,6 +547,7 @@ def import_onnx(onnx_path, out_yaml, config, calibrate=None, frac_bits=None, n_c
     (N, *sample shape) that choose frac_bits (else ``frac_bits`` or 8).  The
     float model of the result is checked against onnx.reference."""
     from tensorsoc.sw.model import dataset as D
+    from tensorsoc.verification.golden import dataset as GD
     from tensorsoc.sw.model import layout as L
     from tensorsoc.sw.model.frontend import DEFAULT_FRAC_BITS, parse_model
     from tensorsoc.sw.model.yamlsrc import ModelError
@@ -588,7 +589,7 @@ def import_onnx(onnx_path, out_yaml, config, calibrate=None, frac_bits=None, n_c
             if has_tanh and f > TANH_MAX_FRAC:
                 continue
             _, m = load(f, source)
-            r = D.golden(m, xs, layers=True)
+            r = GD.golden(m, xs, layers=True)
             peak = max([int(np.max(np.abs(t.raw))) for t in m.tensors if t.raw is not None]
                        + [l["peak"] for l in r["layers"]] + [int(np.max(np.abs(np.round(xs * (1 << f)))))])
             candidates.append({"frac_bits": f, "max_abs": r["error"]["max_abs"], "rms": r["error"]["rms"],
@@ -599,10 +600,10 @@ def import_onnx(onnx_path, out_yaml, config, calibrate=None, frac_bits=None, n_c
     else:
         frac = DEFAULT_FRAC_BITS if frac_bits is None else frac_bits
     text, m = load(frac, source)
-    res = D.golden(m, xs, layers=True)
+    res = GD.golden(m, xs, layers=True)
     check = xs[:max(n_check, min(len(xs), 64))]
     ref = reference_outputs(net, check).reshape(len(check), -1)
-    ours = D.golden(m, check, layers=False)["float"]
+    ours = GD.golden(m, check, layers=False)["float"]
     scale = float(max(1.0, np.max(np.abs(ref))))
     diff = float(np.max(np.abs(ours - ref))) if ref.shape == ours.shape else float("inf")
     if not diff <= FLOAT_TOLERANCE * scale:

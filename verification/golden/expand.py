@@ -5,16 +5,17 @@ The mapping comes from the golden executor's address generation
 the statement compiles to, so what is printed is what the TensorEngine does.
 """
 
-from . import isa, lower
-from .cexpr import NotConstant, no_value_error
-from .errors import MCoreError
-from .parser import TransferStmt, VarDef
-from .preprocessor import Preprocessor
-from .tokens import Source, tokenize
+from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.sw.mcore import lower
+from tensorsoc.sw.mcore.cexpr import NotConstant, no_value_error
+from tensorsoc.sw.mcore.errors import MCoreError
+from tensorsoc.sw.mcore.parser import TransferStmt, VarDef
+from tensorsoc.sw.mcore.preprocessor import Preprocessor
+from tensorsoc.sw.mcore.tokens import Source, tokenize
+from tensorsoc.verification.golden.tensor_exec import side_elements
 
 
 def _side_records(plan, side):
-    from tensorsoc.verification.golden.tensor_exec import side_elements
     addr, oob, idx = side_elements(side)
     dim_level = {i: l for l, i in enumerate(plan.levels)}
     out = []

@@ -3,9 +3,9 @@
 import json
 import sys
 
-from tensorsoc.cli import UserError
+from tensorsoc.spec.errors import UserError
 
-from . import symbols as symbols_mod
+from tensorsoc.sw.mcore import symbols as symbols_mod
 
 
 def _symbols(path):
@@ -27,7 +27,7 @@ def _defines(items):
 
 def read_source(path):
     """The text of an MCORE source; bytes that are not UTF-8 are an error at their line and column."""
-    from .errors import MCoreError
+    from tensorsoc.sw.mcore.errors import MCoreError
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -43,7 +43,7 @@ def read_source(path):
 
 
 def cmd_compile(args):
-    from .preprocessor import compile_source
+    from tensorsoc.sw.mcore.preprocessor import compile_source
     text = read_source(args.file)
     c = compile_source(text, _symbols(args.symbols), args.file)
     if args.output == "-":
@@ -55,7 +55,7 @@ def cmd_compile(args):
 
 
 def cmd_expand(args):
-    from .expand import expand, table
+    from tensorsoc.verification.golden.expand import expand, table
     records, plans = expand(args.statement, _symbols(args.symbols), _defines(args.define))
     if args.json:
         print(json.dumps(records))
@@ -66,14 +66,14 @@ def cmd_expand(args):
 
 def write_header(path):
     """Write the generated C header of the instruction format (``ztam_isa.h``)."""
-    from .isa import c_header
+    from tensorsoc.spec.tensor_isa import c_header
     with open(path, "w") as f:
         f.write(c_header())
 
 
 def cmd_header(args):
     if args.output == "-":
-        from .isa import c_header
+        from tensorsoc.spec.tensor_isa import c_header
         sys.stdout.write(c_header())
     else:
         write_header(args.output)
@@ -81,7 +81,7 @@ def cmd_header(args):
 
 
 def cmd_bench(args):
-    from .bench import run
+    from tensorsoc.sw.mcore.bench import run
     lines, seconds = run(args.lines, args.repeat)
     rate = lines / seconds if seconds > 0 else float("inf")
     print(f"mcore preprocessor: {lines} lines in {seconds:.3f} s ({rate:,.0f} lines/s; "

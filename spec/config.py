@@ -9,8 +9,10 @@ of docs/fpga.md is generated from the board targets' instances
 
 from dataclasses import dataclass, asdict, fields, replace
 
+from tensorsoc.spec.errors import UserError
 
-class ConfigError(ValueError):
+
+class ConfigError(UserError, ValueError):
     pass
 
 
@@ -155,7 +157,7 @@ class SoCConfig:
     def c_header(self):
         """C header with every field as a ``TSOC_<NAME>`` macro."""
         lines = [
-            "/* Generated from soc/config.py by tensorsoc: do not edit. */",
+            "/* Generated from spec/config.py by tensorsoc: do not edit. */",
             "#ifndef TENSORSOC_CONFIG_H",
             "#define TENSORSOC_CONFIG_H",
             "",

@@ -437,7 +437,7 @@ _GROUPS = [  # (C prefix, table, words, what it is)
 
 def c_header():
     """The firmware's view of the format: ``ztam_isa.h``."""
-    L = ["/* Generated from sw/mcore/isa.py by `tsoc mcore header`: do not edit. */",
+    L = ["/* Generated from spec/tensor_isa.py by `tsoc mcore header`: do not edit. */",
          "#ifndef ZTAM_ISA_H", "#define ZTAM_ISA_H", "", "#include <stdint.h>", ""]
     L.append(f"#define ZTAM_MAX_LEVELS {MAX_LEVELS}")
     L.append(f"#define ZTAM_XFER_HEADER_WORDS {TRANSFER_HEADER_WORDS}")
@@ -538,7 +538,7 @@ def _field_table(table, where):
 def docs_markdown():
     """The page ``docs/tensor_isa.md``."""
     L = ["# Tensor instruction format", "",
-         "<!-- Generated from sw/mcore/isa.py by `python -m tensorsoc.sw.mcore.isa`: do not edit. -->", "",
+         "<!-- Generated from spec/tensor_isa.py by `python -m tensorsoc.spec.tensor_isa`: do not edit. -->", "",
          "The MCORE sends these instructions to the TensorEngine queue, one 32-bit word at a time",
          "(the runtime's platform hook `ztam_platform_issue()`). The element-level meaning of",
          "every field is specified in [tensor_semantics.md](tensor_semantics.md) and executed by",

@@ -4,14 +4,14 @@ import json
 import sys
 from pathlib import Path
 
-from tensorsoc.soc.config import ConfigError, SoCConfig
+from tensorsoc.spec.config import ConfigError, SoCConfig
 
 
 def _config(args):
     over = {k: v for k, v in (("np", args.np), ("nt", args.nt), ("vw", args.vw),
                               ("pcore_private_words", args.private_words),
                               ("pcore_shared_words", args.shared_words)) if v is not None}
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     try:
         return SoCConfig().with_overrides(**over)
     except ConfigError as e:
@@ -19,7 +19,7 @@ def _config(args):
 
 
 def _config_args(p):
-    p.add_argument("--np", type=int, help="number of PCOREs (default from soc/config.py)")
+    p.add_argument("--np", type=int, help="number of PCOREs (default from spec/config.py)")
     p.add_argument("--nt", type=int, help="threads per PCORE")
     p.add_argument("--vw", type=int, help="lanes per vector")
     p.add_argument("--private-words", type=int, help="private words per thread and process space")
@@ -34,7 +34,7 @@ def _define(text):
 
 
 def cmd_asm(args):
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     from tensorsoc.sw.pcore.asm import AsmError, assemble
     for f in args.files:
         if not Path(f).is_file():
@@ -56,8 +56,8 @@ def cmd_asm(args):
 
 
 def cmd_bench(args):
-    from tensorsoc.cli import UserError
-    from tensorsoc.sw.pcore.bench import format_report, run_bench
+    from tensorsoc.spec.errors import UserError
+    from tensorsoc.verification.pcore.bench import format_report, run_bench
     rep = run_bench(_config(args))
     print(format_report(rep))
     if args.json:

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorsoc.soc.config import ConfigError, SoCConfig
+from tensorsoc.spec.config import ConfigError, SoCConfig
 
 
 def _user_error(msg):
-    from tensorsoc.cli import UserError
+    from tensorsoc.spec.errors import UserError
     return UserError(msg)
 
 
@@ -86,7 +86,7 @@ def _dataset(args, model):
 
 
 def print_dataset(res, say=print, prefix=""):
-    """The data-set report of ``tensorsoc.sw.model.dataset.golden``."""
+    """The data-set report of ``tensorsoc.verification.golden.dataset.golden``."""
     n, f = res["images"], res["frac_bits"]
     say(f"{prefix}{n} image(s), output '{res['output']}' ({res['output_count']} values), Q{16 - f}.{f}")
     if "accuracy" in res:
@@ -106,12 +106,12 @@ def cmd_golden(args):
     from tensorsoc.verification.golden.cnn import dequantize, run
     model = _load(args)
     if args.input:
-        from tensorsoc.sw.model import dataset as D
+        from tensorsoc.verification.golden import dataset as GD
         x, y = _dataset(args, model)
-        res = D.golden(model, x, y)
+        res = GD.golden(model, x, y)
         print_dataset(res)
         if args.json:
-            out = D.summary_json(res)
+            out = GD.summary_json(res)
             out.update(model=str(args.file), predictions=res["predictions"].tolist(),
                        float_predictions=res["float_predictions"].tolist(),
                        outputs=res["fixed"].tolist(), float_outputs=res["float"].tolist())
@@ -161,7 +161,7 @@ def cmd_golden(args):
 
 
 def cmd_import(args):
-    from tensorsoc.sw.model import onnx_import as OI
+    from tensorsoc import onnx_import as OI
     from tensorsoc.sw.model.compiler import compile_report, placement_lines
     from tensorsoc.sw.model.yamlsrc import ModelError
     cal = None
@@ -241,7 +241,7 @@ def register(groups):
         q = sub.add_parser(name, help=help)
         q.add_argument("file", metavar="FILE.yaml")
         q.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                       help="override a soc/config.py field (vw, main_ram_size, tensor_window_size, ...)")
+                       help="override a spec/config.py field (vw, main_ram_size, tensor_window_size, ...)")
         return q
 
     def require_accel(q):
@@ -286,7 +286,7 @@ def register(groups):
     i.add_argument("--frac-bits", type=int, choices=range(0, 16), metavar="F",
                    help="without --calibrate: fractional bits (default 8)")
     i.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a soc/config.py field (vw: the width channels are padded to)")
+                   help="override a spec/config.py field (vw: the width channels are padded to)")
     require_accel(i)
     i.set_defaults(func=cmd_import)
     d = sub.add_parser("decode", help="print the header, tables and ops of a model image")
