@@ -374,7 +374,8 @@ class SimBuild(SoCBuild):
 
     def build_simulator(self, jobs=None):
         """Step 4: verilate and compile the harness (skipped when up to date)."""
-        from tensorsoc.soc.verilator import setup_env
+        from tensorsoc.cores.sim_control import BOOT_FLAG
+        from tensorsoc.soc.verilator import OPT_CFLAGS, SOC_FLAGS, setup_env
         sources = self.verilog_sources()
         inputs = sources + [HARNESS, self.sources_json]
         if self.simulator.exists():
@@ -387,9 +388,9 @@ class SimBuild(SoCBuild):
         include_dirs = json.loads(self.sources_json.read_text())["include_dirs"]
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs),
                "--top-module", TOP, "--Mdir", str(self.obj_dir), "-o", f"V{TOP}",
-               "--trace-fst", "--trace-structs", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-               "--x-assign", "fast", "--x-initial", "fast",
-               "-CFLAGS", f"-O2 -DSIM_CLK_FREQ={self.config.sys_clk_freq}",
+               "--trace-fst", "--trace-structs", *SOC_FLAGS,
+               "-CFLAGS", f"{OPT_CFLAGS} -DSIM_CLK_FREQ={self.config.sys_clk_freq} "
+                          f"-DTSOC_DEFAULT_BOOT_FLAGS={BOOT_FLAG['exit_after_boot']}",
                *[f"-I{d}" for d in include_dirs],
                *map(str, sources), str(HARNESS)]
         self.log(f"[sim] verilating {len(sources)} Verilog files (a few minutes the first time)...")

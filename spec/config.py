@@ -10,6 +10,7 @@ of docs/fpga.md is generated from the board targets' instances
 from dataclasses import dataclass, asdict, fields, replace
 
 from tensorsoc.spec.errors import UserError
+from tensorsoc.spec.pcore_isa import LOOP_END_BITS
 
 
 class ConfigError(UserError, ValueError):
@@ -39,6 +40,7 @@ class SoCConfig:
     scratch_size: int = 128 * 1024       # TensorEngine scratch-pad: a 3x3 64 -> 64 conv's input and weights (docs/models.md, "Tiling")
     pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
     pcore_shared_words: int = 4096       # per PCORE and per process space, 16-bit elements
+    pcore_imem_words: int = 1024         # PCORE instruction memory (32-bit words), shared by the array's PCOREs
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
     # models then run on the firmware's software path).
     accelerator: int = 1
@@ -87,6 +89,9 @@ class SoCConfig:
         if windows + FIRMWARE_RESERVE > self.main_ram_size:
             raise ConfigError(f"main_ram_size={self.main_ram_size}: the host windows take {windows} bytes "
                               f"and the firmware needs at least {FIRMWARE_RESERVE // 1024} KiB below them")
+        if not _is_pow2(self.pcore_imem_words) or not 16 <= self.pcore_imem_words <= 1 << LOOP_END_BITS:
+            raise ConfigError(f"pcore_imem_words={self.pcore_imem_words}: must be a power of 2 from 16 to "
+                              f"{1 << LOOP_END_BITS} (a loop's end address has {LOOP_END_BITS} bits)")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
         if self.host_msb_first not in (0, 1):

@@ -23,6 +23,7 @@ tanh on Q.frac data
 """
 
 DATA_BITS = 16
+ELEMENT_BYTES = DATA_BITS // 8    # bytes of one element in memory (DDR, the PCOREs, the host windows)
 SPU_LOOKUP_SIZE = 64          # 16-bit entries per stream program
 SPU_SEGMENT_SHIFT = 10        # 2**16 input values / 64 segments = 2**10
 TANH_RANGE_LOG2 = 2           # the tanh table spans [-4, 4): tanh(4) = 1 - 7e-4

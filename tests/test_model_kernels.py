@@ -44,7 +44,7 @@ def test_lenet_kernels_get_their_own_places():
     spans = sorted((o, len(next(iter(c)))) for o, c in by_code.items())
     assert spans[0][0] == 0 and all(o + n == o2 for (o, n), (o2, _) in zip(spans, spans[1:]))
     assert len(spans) >= 3, "conv, maxpool and linear kernels at least"
-    assert accel.kernels_resident(progs)
+    assert accel.kernels_resident(progs, model.config.pcore_imem_words)
     for p in progs:
         exes = [i for i in p.instrs if isinstance(i, isa.Exe)]
         assert exes and all(p.origin <= e.addr < p.origin + len(p.code) for e in exes)
@@ -68,7 +68,7 @@ def test_kernels_that_do_not_fit_stay_at_zero():
         p.origin = 0
     assert not accel.place_kernels(fresh, imem_words=total - 1)
     assert all(p.origin == 0 for p in fresh)
-    assert not accel.kernels_resident(fresh)
+    assert not accel.kernels_resident(fresh, total - 1)
     assert accel.place_kernels(fresh, imem_words=total)
 
 

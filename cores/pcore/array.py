@@ -40,7 +40,8 @@ class PCOREArrayCore(Module):
     ``imem_we``, ``imem_adr``, ``imem_dat_w``.
     """
 
-    def __init__(self, config, imem_words=1024):
+    def __init__(self, config, imem_words=None):
+        imem_words = imem_words or config.pcore_imem_words
         np, nt, vw = config.np, config.nt, config.vw
         self.config = config
         self.imem_words = imem_words

@@ -36,7 +36,8 @@ REG = {name: off for off, name, _, _ in REGISTERS}
 
 
 class PCOREArray(LiteXModule):
-    def __init__(self, config, imem_words=1024):
+    def __init__(self, config, imem_words=None):
+        imem_words = imem_words or config.pcore_imem_words
         assert imem_words & (imem_words - 1) == 0 and imem_words >= 16
         self.config = config
         self.imem_words = imem_words
@@ -149,7 +150,7 @@ def c_header(base_name="PCORE"):
     return "\n".join(lines) + "\n"
 
 
-def add_pcore_array(soc, config, name="pcore", origin=None, imem_words=1024, build_dir=None):
+def add_pcore_array(soc, config, name="pcore", origin=None, imem_words=None, build_dir=None):
     """Add the PCORE array to a LiteX ``soc`` as Wishbone slave ``name``.
 
     The MyHDL lane datapath is converted into ``build_dir`` (default:

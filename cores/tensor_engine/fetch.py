@@ -16,6 +16,7 @@ from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
 
 from tensorsoc.cores.tensor_engine.vector import BurstMaster
+from tensorsoc.spec.config import DEFAULT
 
 TARGET_QUEUE = 0
 TARGET_IMEM = 1
@@ -34,7 +35,7 @@ class TEFetchCore(Module):
     not interleaved with single beats, and continues a word per clock while
     the queue has room."""
 
-    def __init__(self, imem_words=1024, max_burst=32, min_space=8, length_bits=24):
+    def __init__(self, imem_words, max_burst=32, min_space=8, length_bits=24):
         self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
         self.address = Signal(32)
         self.length = Signal(length_bits)
@@ -94,7 +95,7 @@ class TEFetchCore(Module):
 class TEFetch(LiteXModule):
     """``TEFetchCore`` with its CSRs (module ``tensor_engine_fetch`` in the SoC)."""
 
-    def __init__(self, imem_words=1024, max_burst=32, min_space=8, length_bits=24):
+    def __init__(self, imem_words, max_burst=32, min_space=8, length_bits=24):
         self.doc = ModuleDoc(title="TensorEngine instruction fetch", body=(
             "Reads LENGTH 32-bit words from bus address ADDRESS (incremental Wishbone bursts of at most "
             f"{max_burst} beats) and, with CONTROL.target = 0, pushes them into the TensorEngine's instruction "
@@ -137,7 +138,7 @@ def add_tensor_engine_fetch(soc, engine, pcore_array=None, name="tensor_engine_f
     """Add a ``TEFetch`` (CSRs ``name``, a Wishbone master on the SoC bus)
     feeding ``engine``'s (core.TensorEngine) instruction queue and, with
     ``pcore_array`` (cores.pcore.soc.PCOREArray), its instruction memory."""
-    imem_words = pcore_array.imem_words if pcore_array is not None else 1024
+    imem_words = pcore_array.imem_words if pcore_array is not None else DEFAULT.pcore_imem_words
     fetch = TEFetch(imem_words=imem_words)
     if hasattr(soc, "add_core"):
         soc.add_core(name, fetch, masters=[fetch.bus])

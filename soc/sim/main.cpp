@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     bool quiet = (arg = ctx->commandArgsPlusMatch("quiet")) && *arg;
     // Boot flags for the firmware (cores/sim_control.py): by default the
     // firmware exits after its boot checks, as no host drives the SPI port.
-    unsigned boot_flags = 2;
+    unsigned boot_flags = TSOC_DEFAULT_BOOT_FLAGS;   // exit_after_boot, from soc/builder.py
     if ((arg = ctx->commandArgsPlusMatch("boot-flags=")) && *arg)
         boot_flags = strtoul(arg + strlen("+boot-flags="), nullptr, 0);
 

@@ -44,6 +44,7 @@ import numpy as np
 from tensorsoc.spec import tensor_isa as isa
 
 from tensorsoc.sw.mcore import api, symbols as symbols_mod
+from tensorsoc.spec.numbers import ELEMENT_BYTES
 from tensorsoc.spec.pcore_isa import MIN_SLOTS
 from tensorsoc.sw.pcore import KERNEL_DIR
 from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
@@ -51,8 +52,7 @@ from tensorsoc.sw.model.quant import tanh_shift
 
 KERNELS = KERNEL_DIR
 PROGRAMS = Path(__file__).resolve().parent / "programs"
-EB = 2                                   # bytes per DDR element (int16)
-IMEM_WORDS = 1024                        # cores/pcore/soc.py add_pcore_array default
+EB = ELEMENT_BYTES                       # bytes per DDR element (int16)
 
 DDR = isa.space("DDR")
 SCRATCH = isa.space("SCRATCH")
@@ -391,8 +391,9 @@ class _Gen:
             prog = assemble([KERNELS / source_name], self.c, defines)
         except AsmError as e:          # e.g. the variables exceed the PCORE memories
             raise NoProgram(str(e).splitlines()[0].split(": ", 2)[-1]) from None
-        if len(prog.words) > IMEM_WORDS:
-            raise NoProgram(f"kernel of {len(prog.words)} words exceeds the {IMEM_WORDS}-word instruction memory")
+        if len(prog.words) > self.c.pcore_imem_words:
+            raise NoProgram(f"kernel of {len(prog.words)} words exceeds the {self.c.pcore_imem_words}-word "
+                            f"instruction memory (pcore_imem_words)")
         return prog
 
     @staticmethod
@@ -751,11 +752,11 @@ def plan(model, config, address, tanh_table_addr=None, data=None, resident=True)
             out[index] = str(e)
         index += 1
     if resident:
-        place_kernels([p for p in out.values() if not isinstance(p, str)])
+        place_kernels([p for p in out.values() if not isinstance(p, str)], config.pcore_imem_words)
     return out
 
 
-def place_kernels(progs, imem_words=IMEM_WORDS):
+def place_kernels(progs, imem_words):
     """Gives each distinct kernel of ``progs`` its own place in the PCORE
     instruction memory, one after the other in op order, when they all fit
     (relocating the code and the EXE_LOCKSTEP entry points): the firmware
@@ -781,7 +782,7 @@ def place_kernels(progs, imem_words=IMEM_WORDS):
     return True
 
 
-def kernels_resident(progs, imem_words=IMEM_WORDS):
+def kernels_resident(progs, imem_words):
     """Whether the codes of ``progs`` all fit the instruction memory at
     their origins at once: no two different codes overlap (the image's
     ``kernels_resident`` flag)."""

@@ -222,7 +222,7 @@ def _with_section(model, payload, offsets=None, in_place=None):
     layers = _placements(model, accel_programs(model, payload, data, offsets, in_place))
     progs = [p.program for p in layers if p.program is not None]
     section = mi.encode_accel([(p.op_index, p.code, p.origin, p.words, p.macs) for p in progs],
-                              kernels_resident=kernels_resident(progs),
+                              kernels_resident=kernels_resident(progs, cfg.pcore_imem_words),
                               geometry=cfg.np | cfg.nt << 8 | cfg.vw << 16,
                               memory=cfg.pcore_private_words | cfg.pcore_shared_words << 16,
                               model_window=cfg.windows(MEM_MAP["main_ram"])["model"][0],

@@ -20,8 +20,9 @@ kernels need (docs/pcore.md):
 
 import numpy as np
 
+from tensorsoc.spec.numbers import ELEMENT_BYTES  # noqa: F401 (every model tensor holds int16 Q.frac elements)
+
 LAYOUTS = ("col_first", "row_first")
-ELEMENT_BYTES = 2          # every model tensor holds int16 (Q.frac) elements
 
 
 def aligned_dim(ndim, layout):

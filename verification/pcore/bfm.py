@@ -34,10 +34,10 @@ def unpack(value, vw):
 
 
 class PcoreArrayBFM:
-    def __init__(self, dut, config, imem_words=1024):
+    def __init__(self, dut, config, imem_words=None):
         self.dut = dut
         self.config = config
-        self.imem_words = imem_words
+        self.imem_words = imem_words or config.pcore_imem_words
         self.clk = dut.sys_clk
 
     async def start(self):

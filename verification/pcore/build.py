@@ -40,7 +40,7 @@ def _name_ports(array):
         getattr(array, n).name_override = n
 
 
-def generate(config, build_dir, imem_words=1024):
+def generate(config, build_dir, imem_words=None):
     """Write the array top and the lane Verilog; returns the source list."""
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -51,14 +51,15 @@ def generate(config, build_dir, imem_words=1024):
     return [str(generate_verilog(build_dir)), str(top)]
 
 
-def build_dir_for(config, imem_words=1024):
+def build_dir_for(config, imem_words=None):
+    imem_words = imem_words or config.pcore_imem_words
     key = json.dumps([config.np, config.nt, config.vw, config.pcore_private_words,
                       config.pcore_shared_words, imem_words])
     tag = f"np{config.np}_nt{config.nt}_vw{config.vw}_" + hashlib.sha1(key.encode()).hexdigest()[:6]
     return REPO / "build" / "pcore" / tag
 
 
-def build(config, imem_words=1024, waves=False, log_file=None):
+def build(config, imem_words=None, waves=False, log_file=None):
     """Generate and Verilator-build the array; returns (runner, build_dir)."""
     from cocotb_tools.runner import get_runner
     from tensorsoc.soc.verilator import setup_env

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from tensorsoc.soc.builder import SimBuild
-from tensorsoc.soc.verilator import setup_env
+from tensorsoc.soc.verilator import OPT_CFLAGS, SOC_FLAGS, setup_env
 
 
 @contextlib.contextmanager
@@ -124,11 +124,8 @@ def _build(runner, build, waves):
         build_dir=sim_dir(build, waves),
         # --timing: the SoC's own clock generator (cores/sim_clock.v), so
         # that no clock edge needs a step of cocotb.
-        build_args=["--timing", "+define+TSOC_SIM_CLOCK_TIMING",
-                    "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "fast", "--x-initial", "fast",
-                    # -O2 after Verilator's OPT_FAST (-Os): the model runs 1.5x
-                    # faster for the same build time (docs/verification.md).
-                    "-CFLAGS", "-O2",
+        build_args=["--timing", "+define+TSOC_SIM_CLOCK_TIMING", *SOC_FLAGS,
+                    "-CFLAGS", OPT_CFLAGS,
                     "-j", str(os.cpu_count() or 1)] + (["--trace-fst", "--trace-structs"] if waves else []),
         waves=waves,
         log_file=sim_dir(build, waves) / "build.log",

@@ -18,7 +18,6 @@ from tensorsoc.verification.te.models import PCOREMemoryModel
 REPO = Path(__file__).resolve().parents[2]
 TOPLEVEL = "te_top"
 DDR_BYTES = 4096
-IMEM_WORDS = 1024
 BACKDOOR = ["te_ddr", "te_scratch", "te_spu", "te_pm_priv0", "te_pm_priv1", "te_pm_shr0", "te_pm_shr1"]
 
 
@@ -40,13 +39,13 @@ class TETop(Module):
             # The instruction fetch (cores/tensor_engine/fetch.py) shares DDR with the engine's
             # master, as both share main RAM in the SoC; idle unless fetch_start is pulsed.
             from tensorsoc.cores.tensor_engine.fetch import TEFetchCore
-            self.submodules.fetch = f = TEFetchCore(IMEM_WORDS)
+            self.submodules.fetch = f = TEFetchCore(config.pcore_imem_words)
             ram_bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
             self.submodules.ram_arbiter = wishbone.Arbiter([e.bus, f.bus], ram_bus)
         self.submodules.ram = wishbone.SRAM(Memory(32, ddr_bytes // 4, name="te_ddr"), bus=ram_bus)
         if array == "real":
             from tensorsoc.cores.pcore.array import PCOREArrayCore
-            self.submodules.array = a = PCOREArrayCore(config, IMEM_WORDS)
+            self.submodules.array = a = PCOREArrayCore(config)
         else:
             self.submodules.array = a = PCOREMemoryModel(config)
         self.comb += e.te.connect(a.te)
