@@ -116,7 +116,7 @@ def _tensor_engine(config, build_dir):
 
 def _te_fetch(config, build_dir):
     from tensorsoc.cores.tensor_engine.fetch import TEFetch
-    f = TEFetch()
+    f = TEFetch(config.pcore_imem_words)
     return Elaborated(f, [f.bus, f.q_we, f.q_data, f.q_space, f.imem_we, f.imem_adr, f.imem_dat_w])
 
 
@@ -138,7 +138,7 @@ def _host_port(config, build_dir):
     from tensorsoc.cores.host_spi.core import HostSPISlave
     from tensorsoc.cores.host_spi.pins import pins_record
     from tensorsoc.soc.tensorsoc import MEM_MAP
-    from tensorsoc.sw.host.protocol import Window
+    from tensorsoc.spec.host_protocol import Window
     w = config.windows(MEM_MAP["main_ram"])
     windows = {Window.MODEL: w["model"], Window.TENSOR: w["tensor"], Window.SERVER: w["server"]}
     pads = pins_record("host_spi")
