@@ -220,7 +220,7 @@ class SoCBuild:
     # Steps ------------------------------------------------------------------
     def write_headers(self):
         from litex.soc.integration import export
-        from tensorsoc.sw import server_image
+        from tensorsoc.spec import server_image
         soc = self.make_soc()
         soc.finalize()
         gen = self.include_dir / "generated"
@@ -234,8 +234,8 @@ class SoCBuild:
             csr_regions=soc.csr_regions, constants=soc.constants, mem_regions=soc.mem_regions))
         write_if_changed(self.include_dir / "tensorsoc_config.h", self.config.c_header())
         write_if_changed(self.include_dir / "server_image.h", server_image.c_header())
-        from tensorsoc.sw import model_image
-        from tensorsoc.sw.host import protocol
+        from tensorsoc.spec import model_image
+        from tensorsoc.spec import host_protocol as protocol
         write_if_changed(self.include_dir / "host_protocol.h", protocol.c_header())
         write_if_changed(self.include_dir / "model_image.h", model_image.c_header())
         from tensorsoc.cores.pcore import soc as pcore_soc
@@ -254,7 +254,7 @@ class SoCBuild:
         sram, rom = regions["sram"], regions["rom"]
         window_base = soc.constants["SERVER_WINDOW_BASE"]
         window_size = soc.constants["SERVER_WINDOW_SIZE"]
-        from tensorsoc.sw.server_image import HEADER_SIZE
+        from tensorsoc.spec.server_image import HEADER_SIZE
 
         def ld(flash, flash_size):
             return (f"-Wl,--defsym=__flash=0x{flash:08x} -Wl,--defsym=__flash_size=0x{flash_size:x} "
@@ -404,7 +404,7 @@ class SimBuild(SoCBuild):
 
     def prepare_run_dir(self, run_dir, server_image=None):
         """A folder to run the simulator in: the memories' .init files, with
-        ``server_image`` (bytes, sw/server_image.py format) preloaded in the
+        ``server_image`` (bytes, spec/server_image.py format) preloaded in the
         server window of main RAM -- what a WServer upload followed by a reset
         leaves there."""
         import shutil
@@ -432,7 +432,7 @@ class SimBuild(SoCBuild):
 
     def server_image(self):
         """The RAM-linked firmware wrapped for the server window."""
-        from tensorsoc.sw.server_image import build_image
+        from tensorsoc.spec.server_image import build_image
         return build_image(self.firmware_bin("ram").read_bytes(), self._constants()["SERVER_WINDOW_SIZE"])
 
     def run(self, max_cycles=0, trace=None, quiet=False, stdout=None, run_dir=None, boot_flags=None):

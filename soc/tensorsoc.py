@@ -79,7 +79,7 @@ class TensorSoC(SoCCore):
         The bit order is the configuration's unless ``msb_first`` is given."""
         msb_first = bool(self.tsoc_config.host_msb_first) if msb_first is None else msb_first
         from tensorsoc.cores.host_spi.core import HostSPISlave
-        from tensorsoc.sw.host.protocol import Window
+        from tensorsoc.spec.host_protocol import Window
         windows = {Window.MODEL: self.windows["model"], Window.TENSOR: self.windows["tensor"],
                    Window.SERVER: self.windows["server"]}
         port = HostSPISlave(pads, sensor_pads, windows, msb_first=msb_first,

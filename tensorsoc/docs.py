@@ -22,7 +22,7 @@ def _generators():
     from tensorsoc.cores.pcore.soc import register_table_markdown
     from tensorsoc.soc.bitstream import config_table_markdown
     from tensorsoc.soc.fpga_bench import budget_table_markdown
-    from tensorsoc.sw.host.protocol import command_table_markdown
+    from tensorsoc.spec.host_protocol import command_table_markdown
     return {
         "protocol.command_table_markdown()": command_table_markdown,
         "soc.fpga_bench.budget_table_markdown()": budget_table_markdown,

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from tensorsoc.spec.config import DEFAULT, ConfigError, SoCConfig
-from tensorsoc.sw import server_image
+from tensorsoc.spec import server_image
 
 
 def test_default_is_valid_and_exported_to_c():

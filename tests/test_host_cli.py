@@ -8,7 +8,7 @@ import pytest
 
 from tensorsoc.spec.errors import UserError
 from tensorsoc.commands import host as cli
-from tensorsoc.sw.host.protocol import DEVICE_ID
+from tensorsoc.spec.host_protocol import DEVICE_ID
 from tensorsoc.verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
 
 

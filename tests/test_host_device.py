@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from tensorsoc.sw.host.device import Device, DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
-from tensorsoc.sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, DEVICE_ID, DUMMY_CLOCKS, HW_TYPE_TENSORSOC, Cmd,
+from tensorsoc.spec.host_protocol import (BUSY_MASK, CHUNK_SIZE, DEVICE_ID, DUMMY_CLOCKS, HW_TYPE_TENSORSOC, Cmd,
                               ErrorCause, Msg, Status, Window, decode_rerror)
 from tensorsoc.verification.host.device_model import DeviceModel, ModelInfo, ModelTransport, ReferenceFirmware
 

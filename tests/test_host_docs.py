@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from tensorsoc.sw.host.protocol import COMMANDS, command_table_markdown
+from tensorsoc.spec.host_protocol import COMMANDS, command_table_markdown
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "host_protocol.md"
 BEGIN = "<!-- generated: protocol.command_table_markdown() -->\n"
@@ -15,7 +15,7 @@ def test_committed_command_table_is_current():
     committed = text.split(BEGIN, 1)[1].split(END, 1)[0]
     assert committed == command_table_markdown(), (
         f"{DOC}: the command table differs from protocol.COMMANDS; regenerate it with "
-        "tensorsoc.sw.host.protocol.command_table_markdown()")
+        "tensorsoc.spec.host_protocol.command_table_markdown()")
 
 
 def test_table_has_one_row_per_command():

@@ -12,7 +12,7 @@ import pytest
 
 from tensorsoc.commands import host as cli
 from tensorsoc.sw.host.device import SyncDevice
-from tensorsoc.sw.host.protocol import Cmd, Window
+from tensorsoc.spec.host_protocol import Cmd, Window
 from tensorsoc.sw.model import dataset as D
 from tensorsoc.verification.golden import dataset as GD
 from tensorsoc.sw.model import layout as L

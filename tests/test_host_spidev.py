@@ -10,7 +10,7 @@ import struct
 import pytest
 
 from tensorsoc.sw.host.device import DeviceError, SyncDevice
-from tensorsoc.sw.host.protocol import DEVICE_ID, Cmd, ErrorCause
+from tensorsoc.spec.host_protocol import DEVICE_ID, Cmd, ErrorCause
 from tensorsoc.sw.host.spidev_transport import SpidevIO, SpidevTransport, reverse_bits
 from tensorsoc.sw.host.transport import TransportError
 from tensorsoc.verification.host.device_model import DeviceModel, ReferenceFirmware

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorsoc.sw.host.device import SyncDevice
-from tensorsoc.sw.host.protocol import DEVICE_ID, ErrorCause, Window
+from tensorsoc.spec.host_protocol import DEVICE_ID, ErrorCause, Window
 from tensorsoc.sw.host.transport import BitCodec, Frame, default_dummy_clocks
 from tensorsoc.verification.host.device_model import DeviceModel, ModelTransport, ReferenceFirmware
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tensorsoc.spec.config import SoCConfig
-from tensorsoc.sw import model_image as mi
+from tensorsoc.spec import model_image as mi
 from tensorsoc.sw.model import accel
 from tensorsoc.verification.golden.accel_check import reference_check
 from tensorsoc.sw.model import layout as L

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tensorsoc.sw import model_image as mi
+from tensorsoc.spec import model_image as mi
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.frontend import load_model, parse_model
 from tensorsoc.sw.model.compiler import compile_model

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tensorsoc.spec.config import DEFAULT
-from tensorsoc.sw import model_image as mi
+from tensorsoc.spec import model_image as mi
 from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.frontend import load_model
 from tensorsoc.sw.model.yamlsrc import ModelError

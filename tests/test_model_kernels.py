@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tensorsoc.spec.config import SoCConfig
 from tensorsoc.spec import pcore_isa as pisa
-from tensorsoc.sw import model_image as mi
+from tensorsoc.spec import model_image as mi
 from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.model import accel
 from tensorsoc.verification.golden.accel_check import reference_check

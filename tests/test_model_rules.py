@@ -543,9 +543,9 @@ def test_memory_exhausted_in_the_model_window():
 
 
 def test_more_layers_than_the_server_times():
-    """sw/model_image.py MAX_LAYERS: the server keeps one timing per layer; the 65th layer is refused here,
+    """spec/model_image.py MAX_LAYERS: the server keeps one timing per layer; the 65th layer is refused here,
     not by the device at WModel."""
-    from tensorsoc.sw.model_image import MAX_LAYERS
+    from tensorsoc.spec.model_image import MAX_LAYERS
 
     def chain(n):
         m = base_model()

@@ -240,7 +240,7 @@ def test_arranged_weights_once_whatever_the_number_of_sequences():
     """Four inference sequences reading the same weights: the accelerator section's arranged
     constants are those of one (a repeated piece is stored once); the image grows only by the
     programs of the extra ops."""
-    from tensorsoc.sw import model_image as mi
+    from tensorsoc.spec import model_image as mi
     from tensorsoc.sw.model.compiler import compile_model
     cfg = SoCConfig()
     data = []

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from tensorsoc.spec.config import SoCConfig
-from tensorsoc.sw.host.protocol import CHUNK_SIZE, Cmd, ErrorCause, Status
+from tensorsoc.spec.host_protocol import CHUNK_SIZE, Cmd, ErrorCause, Status
 from tensorsoc.verification.host.device_model import DeviceModel
 from tensorsoc.verification.regress import plan as P
 from tensorsoc.verification.regress import report
@@ -132,7 +132,7 @@ def test_firmware_model_without_runtime_expects_bad_model():
 
 
 def test_firmware_model_rejects_corrupt_and_invalid_images():
-    from tensorsoc.sw import model_image as mi
+    from tensorsoc.spec import model_image as mi
     t = traffic_of(yaml_gen.layerless_model(1), "l1", SoCConfig())
     bad = bytearray(t.image)
     bad[-1] ^= 4
@@ -210,7 +210,7 @@ def test_sweep_slices_cover_every_model_op_bin():
     """The sweep models of all slices together reach every model-op bin that
     is not excluded (read back from the compiled images, as the scoreboard
     samples them), and only the excluded ones are left."""
-    from tensorsoc.sw import model_image as mi
+    from tensorsoc.spec import model_image as mi
     cfg = SoCConfig()
     cov = C.Coverage()
     for k in range(C.SWEEP_SLICES):
@@ -237,7 +237,7 @@ def test_firmware_model_server_upload():
     """A valid server image finishes without error and the new server starts
     as a later stage (it forgets the model); a corrupt or mis-sized one is
     BAD_SERVER."""
-    from tensorsoc.sw import server_image as si
+    from tensorsoc.spec import server_image as si
     image = si.build_image(bytes(range(256)) * 3 + b"abcd", SoCConfig().server_window_size)
     dev, fw = _server_device(image)
     assert not dev.error and dev.status == 0 and fw.server_starting and len(dev.jobs) == 1

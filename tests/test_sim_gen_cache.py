@@ -19,8 +19,8 @@ def test_inputs_cover_the_generator_and_not_the_model_compiler():
     # the C++ harness, Verilog beside the cores, the Verilator build glue.
     for needed in ("soc/builder.py", "spec/config.py", "soc/tensorsoc.py", "soc/platforms/sim.py",
                    "cores/tensor_engine/engine.py", "cores/pcore/lane.py", "cores/host_spi/core.py",
-                   "cores/sim_control.py", "cores/sim_clock.v", "spec/tensor_isa.py", "sw/host/protocol.py",
-                   "sw/server_image.py", "sw/model_image.py", "sw/firmware/main.c", "sw/firmware/Makefile",
+                   "cores/sim_control.py", "cores/sim_clock.v", "spec/tensor_isa.py", "spec/host_protocol.py",
+                   "spec/server_image.py", "spec/model_image.py", "sw/firmware/main.c", "sw/firmware/Makefile",
                    "sw/runtime/ztam.c", "soc/sim/main.cpp", "verification/soc/runner.py",
                    "soc/verilator.py"):
         assert needed in files, needed

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from tensorsoc.spec.memory_map import MEM_MAP
-from tensorsoc.sw.server_image import HEADER_SIZE
+from tensorsoc.spec.server_image import HEADER_SIZE
 
 pytestmark = pytest.mark.sim
 

@@ -5,7 +5,7 @@ records; this module decodes commands, enforces the protocol's rules (status,
 errors, chunked writes, lengths, windows), moves data between the link and
 main RAM with Wishbone DMA, and posts completed commands to the server
 firmware through a message FIFO (the MCORE's ztamMsgq).  Command codes,
-status bits, error causes and layouts come from sw/host/protocol.py.
+status bits, error causes and layouts come from spec/host_protocol.py.
 
 The host can only write inside the model, tensor and server windows: the
 window bounds are constants of the gateware, checked on every word.
@@ -24,14 +24,14 @@ from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus, CSRStorage
 from tensorsoc.cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
 from tensorsoc.cores.host_spi.pins import connect_lines
 from tensorsoc.cores.host_spi.sensor import SensorDMA
-from tensorsoc.sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS,
+from tensorsoc.spec.host_protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SIZE, COMMANDS, DEVICE_ID, DUMMY_CLOCKS,
                               RERROR_STATUS_SHIFT, Cmd, ErrorCause, Kind, Msg, Status, Window)
 
 _WRITE_WINDOW = {Cmd.WMODEL: Window.MODEL, Cmd.WSERVER: Window.SERVER, Cmd.WTENSOR: Window.TENSOR}
 
 
 class HostSPISlave(LiteXModule):
-    """SPI/QPI slave speaking the host protocol of sw/host/protocol.py.
+    """SPI/QPI slave speaking the host protocol of spec/host_protocol.py.
 
     ``windows`` maps protocol.Window to (byte address, size) in main RAM.
     ``pads``: the datasheet's pins (cores/host_spi/pins.py: CS_N, CLK,
@@ -47,7 +47,7 @@ class HostSPISlave(LiteXModule):
         self.wb_read = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
 
         # Firmware interface (CSRs) -------------------------------------
-        self._status = CSRStatus(32, description="Status word as the host reads it (sw/host/protocol.py Status).")
+        self._status = CSRStatus(32, description="Status word as the host reads it (spec/host_protocol.py Status).")
         self._status_set = CSRStorage(32, description="Write 1s to set status bits 0..2 (busy flags).")
         self._status_clear = CSRStorage(description="Finish a command: clear busy bits and, in the same write, "
                                                     "raise an error, so the host never sees one without the other.",

@@ -29,7 +29,7 @@ from migen.genlib.fifo import AsyncFIFO
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 
-from tensorsoc.sw.host.protocol import DUMMY_CLOCKS
+from tensorsoc.spec.host_protocol import DUMMY_CLOCKS
 
 EPOCH_BITS = 8
 CLOCK_BITS = 24          # clocks per transaction counted (saturating)

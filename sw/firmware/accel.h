@@ -1,6 +1,6 @@
 /* The accelerated path of a model's compute ops: the PCORE kernel and the
  * TensorEngine program the model compiler put in the image's accelerator
- * section (sw/model/accel.py, sw/model_image.py ACCEL_FIELDS). */
+ * section (sw/model/accel.py, spec/model_image.py ACCEL_FIELDS). */
 #ifndef TSOC_ACCEL_H
 #define TSOC_ACCEL_H
 

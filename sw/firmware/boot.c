@@ -2,7 +2,7 @@
  *
  * The ROM holds the default server.  A server uploaded by the host lands in
  * the server window at the top of main RAM, with the header of
- * sw/server_image.py.  The running server checks it and jumps to it
+ * spec/server_image.py.  The running server checks it and jumps to it
  * (server.c); at reset the ROM also checks the window and runs a valid image
  * found there, else it runs the ROM server. */
 #include <stdio.h>

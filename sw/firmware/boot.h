@@ -2,7 +2,7 @@
 #define TSOC_BOOT_H
 #include <stdint.h>
 
-/* Checks the server image in the server window (sw/server_image.py: magic,
+/* Checks the server image in the server window (spec/server_image.py: magic,
  * length, CRC-32).  Returns NULL and its payload length when it is valid,
  * else why it is not. */
 const char *server_image_check(uint32_t *payload_length);

@@ -1,4 +1,4 @@
-/* Runs a loaded model image (sw/model_image.py, version 2) in plain C on the
+/* Runs a loaded model image (spec/model_image.py, version 2) in plain C on the
  * MCORE: the software path, bit-exact with verification/golden/cnn.py. */
 #ifndef TSOC_MODEL_RUN_H
 #define TSOC_MODEL_RUN_H

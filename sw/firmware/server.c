@@ -33,7 +33,7 @@ static struct {
 } model;
 
 /* Per-layer times of the last inference, microseconds (RTimings). */
-#define MAX_LAYERS MODEL_MAX_LAYERS   /* sw/model_image.py: the compiler refuses more */
+#define MAX_LAYERS MODEL_MAX_LAYERS   /* spec/model_image.py: the compiler refuses more */
 static uint32_t timings_us[MAX_LAYERS];
 /* Where each layer of the last inference ran, and its exact cycles. */
 static model_layer_t layers[MAX_LAYERS];

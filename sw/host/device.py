@@ -21,7 +21,7 @@ import asyncio
 import inspect
 from dataclasses import dataclass
 
-from tensorsoc.sw.host.protocol import (BUSY_MASK, CHUNK_SIZE, WORD, Cmd, ErrorCause, Status, decode_rerror,
+from tensorsoc.spec.host_protocol import (BUSY_MASK, CHUNK_SIZE, WORD, Cmd, ErrorCause, Status, decode_rerror,
                               decode_spec, status_names)
 from tensorsoc.sw.host.transport import Transport
 

@@ -30,7 +30,7 @@ import os
 import struct
 import time
 
-from tensorsoc.sw.host.protocol import SPI_MODE
+from tensorsoc.spec.host_protocol import SPI_MODE
 from tensorsoc.sw.host.transport import Frame, FrameResult, Transport, TransportError
 
 # <linux/spi/spidev.h>

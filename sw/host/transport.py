@@ -21,7 +21,7 @@ time for spidev, virtual time for the model).
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from tensorsoc.sw.host.protocol import COMMANDS, DUMMY_CLOCKS, Kind, clocks_per_byte, decode_command
+from tensorsoc.spec.host_protocol import COMMANDS, DUMMY_CLOCKS, Kind, clocks_per_byte, decode_command
 
 
 class TransportError(Exception):

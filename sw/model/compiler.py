@@ -1,6 +1,6 @@
 """Model compiler: a checked :class:`~sw.model.frontend.Model` -> model image.
 
-The image is ``sw/model_image.py``'s container (header, CRC-32) around a
+The image is ``spec/model_image.py``'s container (header, CRC-32) around a
 version-2 payload: tensor table, op table (inference ops in execution order,
 what the firmware runs), names and the constants in their memory layout.
 Constants loaded by the load sequences are stored as the device holds them
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tensorsoc.spec.memory_map import MEM_MAP
-from tensorsoc.sw import model_image as mi
+from tensorsoc.spec import model_image as mi
 from tensorsoc.sw.model import frontend as F
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.yamlsrc import ModelError

@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorsoc.spec.config import FIRMWARE_RESERVE, SoCConfig
 from tensorsoc.spec.numbers import SPU_LOOKUP_SIZE
-from tensorsoc.sw.model_image import MAX_LAYERS
+from tensorsoc.spec.model_image import MAX_LAYERS
 from tensorsoc.sw.model import fields as F
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model import sources
@@ -352,7 +352,7 @@ class _Parser:
                 if layer == MAX_LAYERS:
                     raise ModelError(f"{op.where()}: layer {layer}: a model has at most {MAX_LAYERS} compute layers "
                                      f"(TENS_CONV, TENS_LIN, TENS_MAXPOOL): the server keeps one timing per layer "
-                                     f"(sw/model_image.py MAX_LAYERS)", self.file, op.line)
+                                     f"(spec/model_image.py MAX_LAYERS)", self.file, op.line)
                 op.layer, layer = layer, layer + 1
         for t in self.tensors:
             if id(t) not in self.used:

@@ -210,7 +210,7 @@ def cmd_import(args):
 
 
 def cmd_decode(args):
-    from tensorsoc.sw import model_image as mi
+    from tensorsoc.spec import model_image as mi
     try:
         d = mi.decode_image(Path(args.image).read_bytes())
     except (OSError, mi.ModelImageError) as e:
@@ -223,7 +223,7 @@ def cmd_decode(args):
 
 
 def cmd_header(args):
-    from tensorsoc.sw import model_image as mi
+    from tensorsoc.spec import model_image as mi
     text = mi.c_header()
     if args.output:
         Path(args.output).write_text(text)

@@ -18,7 +18,7 @@ loads models, runs inferences through a callback and fills RSpec.
 
 from dataclasses import dataclass, field
 
-from tensorsoc.sw.host.protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID,
+from tensorsoc.spec.host_protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID,
                               DUMMY_CLOCKS, HW_TYPE_TENSORSOC, WINDOW_OF, WORD, Cmd, ErrorCause, Kind,
                               Msg, Status, Window, clocks_per_byte, decode_command, encode_rerror,
                               encode_spec)

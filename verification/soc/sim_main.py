@@ -14,7 +14,7 @@ import time
 import cocotb
 from cocotb.utils import get_sim_time
 
-from tensorsoc.sw.host.protocol import DEVICE_ID, RSPEC_LAYOUT
+from tensorsoc.spec.host_protocol import DEVICE_ID, RSPEC_LAYOUT
 from tensorsoc.verification.soc.host_env import boot, soc_config
 
 

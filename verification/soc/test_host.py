@@ -11,9 +11,9 @@ from pathlib import Path
 
 import cocotb
 
-from tensorsoc.sw import model_image
+from tensorsoc.spec import model_image
 from tensorsoc.sw.host.device import DeviceError
-from tensorsoc.sw.host.protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
+from tensorsoc.spec.host_protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
                               decode_rerror)
 from tensorsoc.verification.host.device_model import expected_rspec
 from tensorsoc.verification.soc.host_env import boot, soc_config
@@ -385,7 +385,7 @@ async def wserver_upload(dut):
     # the full payload's): the firmware's CRC check refuses it.  Sending the
     # whole image with a flipped bit tests the same check at 24 times the
     # SPI time.
-    from tensorsoc.sw.server_image import HEADER_SIZE
+    from tensorsoc.spec.server_image import HEADER_SIZE
     n = 1024
     bad = bytearray(image[:HEADER_SIZE + n])
     bad[4:8] = n.to_bytes(4, "little")

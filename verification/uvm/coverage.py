@@ -19,8 +19,8 @@ import itertools
 import json
 from pathlib import Path
 
-from tensorsoc.sw import model_image as mi
-from tensorsoc.sw.host.protocol import ALLOWED_IN_SEQUENCE, COMMANDS, Cmd, Kind, Status
+from tensorsoc.spec import model_image as mi
+from tensorsoc.spec.host_protocol import ALLOWED_IN_SEQUENCE, COMMANDS, Cmd, Kind, Status
 
 MODES = ("SPI", "QPI")
 UNKNOWN = "UNKNOWN"          # command byte not in the table

@@ -28,9 +28,9 @@ import struct
 import zlib
 
 from tensorsoc.spec.memory_map import MEM_MAP
-from tensorsoc.sw import model_image as mi
-from tensorsoc.sw import server_image as si
-from tensorsoc.sw.host.protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
+from tensorsoc.spec import model_image as mi
+from tensorsoc.spec import server_image as si
+from tensorsoc.spec.host_protocol import HW_TYPE_TENSORSOC, Cmd, ErrorCause, Msg, Status, Window, encode_spec
 from tensorsoc.verification.host.device_model import Firmware, expected_rspec
 
 FIRMWARE_RUNS_LAYERS = True

@@ -14,7 +14,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 from cocotb.utils import get_sim_time
 from pyuvm import ConfigDB, uvm_agent, uvm_analysis_port, uvm_driver, uvm_monitor, uvm_sequencer
 
-from tensorsoc.sw.host.protocol import ALIASES, Cmd
+from tensorsoc.spec.host_protocol import ALIASES, Cmd
 from tensorsoc.sw.host.transport import BitCodec
 from tensorsoc.verification.uvm.items import Observed
 

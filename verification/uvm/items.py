@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from pyuvm import uvm_sequence_item
 
-from tensorsoc.sw.host.protocol import Cmd, decode_command
+from tensorsoc.spec.host_protocol import Cmd, decode_command
 
 
 class HostItem(uvm_sequence_item):

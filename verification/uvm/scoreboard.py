@@ -17,7 +17,7 @@ from collections import deque
 import cocotb
 from pyuvm import ConfigDB, uvm_component, uvm_tlm_analysis_fifo
 
-from tensorsoc.sw.host.protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, ErrorCause, Status, Window
+from tensorsoc.spec.host_protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_SHIFT, Cmd, ErrorCause, Status, Window
 from tensorsoc.verification.host.device_model import DeviceModel
 from tensorsoc.verification.uvm.coverage import NO_COMMAND, UNKNOWN
 from tensorsoc.verification.uvm.firmware_model import ServerFirmwareModel

@@ -12,8 +12,8 @@ import random
 
 from pyuvm import ConfigDB, uvm_sequence
 
-from tensorsoc.sw import model_image as mi
-from tensorsoc.sw.host.protocol import (ALIASES, ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status,
+from tensorsoc.spec import model_image as mi
+from tensorsoc.spec.host_protocol import (ALIASES, ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, Cmd, Status,
                               decode_rerror, decode_spec)
 from tensorsoc.verification.uvm import yaml_gen
 from tensorsoc.verification.uvm.coverage import WINDOW_FILL_MAX
@@ -421,7 +421,7 @@ class ErrorInjectionSeq(HostSeq):
 
 class ServerUploadSeq(HostSeq):
     """WServer with a valid server image (the RAM-linked build of the
-    firmware, sw/server_image.py format), in 256-byte chunks, with the
+    firmware, spec/server_image.py format), in 256-byte chunks, with the
     datasheet's alias code 0x81 or 0x04.  The server checks and starts it;
     the environment waits for its console line (the host has no way to see
     it), then the new server must answer: RID, an empty RSpec (it knows no

@@ -5,7 +5,7 @@
  *
  *   message queue from the host: the host port's message FIFO
  *       (cores/host_spi/core.py); each message reads as two words: its code
- *       (sw/host/protocol.py Msg) then its length word;
+ *       (spec/host_protocol.py Msg) then its length word;
  *   message queue to the host: words go in (pointer, length) pairs and set
  *       what the host's next RTensor returns;
  *   debug output: the UART;

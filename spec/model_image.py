@@ -292,7 +292,7 @@ def with_accel(payload: bytes, section: bytes) -> bytes:
 
 
 def c_header() -> str:
-    lines = ["/* Generated from sw/model_image.py by tensorsoc: do not edit. */",
+    lines = ["/* Generated from spec/model_image.py by tensorsoc: do not edit. */",
              "#ifndef TSOC_MODEL_IMAGE_H", "#define TSOC_MODEL_IMAGE_H", "",
              f"#define MODEL_IMAGE_MAGIC   0x{MODEL_MAGIC:08x}u",
              f"#define MODEL_IMAGE_VERSION {FORMAT_VERSION}",

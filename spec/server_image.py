@@ -46,7 +46,7 @@ def parse_image(image: bytes):
 
 
 def c_header():
-    lines = ["/* Generated from sw/server_image.py by tensorsoc: do not edit. */",
+    lines = ["/* Generated from spec/server_image.py by tensorsoc: do not edit. */",
              "#ifndef TSOC_SERVER_IMAGE_H", "#define TSOC_SERVER_IMAGE_H", "",
              f"#define SERVER_IMAGE_MAGIC        0x{SERVER_MAGIC:08x}u",
              f"#define SERVER_IMAGE_HEADER_SIZE  {HEADER_SIZE}"]

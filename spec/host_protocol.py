@@ -167,7 +167,7 @@ class Msg(IntEnum):
 
 def c_header() -> str:
     """``host_protocol.h`` for the server firmware."""
-    lines = ["/* Generated from sw/host/protocol.py by tensorsoc: do not edit. */",
+    lines = ["/* Generated from spec/host_protocol.py by tensorsoc: do not edit. */",
              "#ifndef TSOC_HOST_PROTOCOL_H", "#define TSOC_HOST_PROTOCOL_H", "",
              f"#define HOST_DEVICE_ID      0x{DEVICE_ID:08x}u",
              f"#define HOST_CHUNK_SIZE     {CHUNK_SIZE}", ""]
