@@ -42,37 +42,45 @@ MIN_SLOTS = 3 + LANE_LATENCY
 
 # -- vector operations (the lane datapath opcodes) ----------------------------
 OP_BITS = 5
+# Each operation's assembler signature, the one definition of its operands:
+# ``d`` the destination, ``s`` a source (srcA, then srcB), ``h`` the shift
+# amount; ``A``/``F`` after a ``:`` are the accumulator and the flag when the
+# operation reads them.  What it writes follows from the datapath result: a
+# ``d`` writes the 16-bit result, ``acc`` and ``flag`` results write those.
 VOPS = [
-    # name     datapath result (which instructions write the accumulator and flags: docs/pcore.md)
-    ("mov",    "a"),
-    ("add",    "sat(a+b)"),
-    ("sub",    "sat(a-b)"),
-    ("mul",    "sat(rnd(a*b>>sh))"),
-    ("max",    "max(a,b)"),
-    ("min",    "min(a,b)"),
-    ("relu",   "max(a,0)"),
-    ("asr",    "rnd(a>>sh)"),
-    ("shl",    "sat(a<<sh)"),
-    ("sel",    "flag?a:b"),
-    ("cmpgt",  "flag=a>b"),
-    ("cmpge",  "flag=a>=b"),
-    ("cmpeq",  "flag=a==b"),
-    ("mac",    "acc+=a*b"),
-    ("macz",   "acc=a*b"),
-    ("accadd", "acc+=a<<sh"),
-    ("accset", "acc=a<<sh"),
-    ("accr",   "sat(rnd(acc>>sh))"),
+    # name     signature  datapath result (which instructions write the accumulator and flags: docs/pcore.md)
+    ("mov",    "ds",      "a"),
+    ("add",    "dss",     "sat(a+b)"),
+    ("sub",    "dss",     "sat(a-b)"),
+    ("mul",    "dssh",    "sat(rnd(a*b>>sh))"),
+    ("max",    "dss",     "max(a,b)"),
+    ("min",    "dss",     "min(a,b)"),
+    ("relu",   "ds",      "max(a,0)"),
+    ("asr",    "dsh",     "rnd(a>>sh)"),
+    ("shl",    "dsh",     "sat(a<<sh)"),
+    ("sel",    "dss:F",   "flag?a:b"),
+    ("cmpgt",  "ss",      "flag=a>b"),
+    ("cmpge",  "ss",      "flag=a>=b"),
+    ("cmpeq",  "ss",      "flag=a==b"),
+    ("mac",    "ss:A",    "acc+=a*b"),
+    ("macz",   "ss",      "acc=a*b"),
+    ("accadd", "sh:A",    "acc+=a<<sh"),
+    ("accset", "sh",      "acc=a<<sh"),
+    ("accr",   "dh:A",    "sat(rnd(acc>>sh))"),
 ]
-OP = {name: i for i, (name, _) in enumerate(VOPS)}
+OP = {name: i for i, (name, _, _) in enumerate(VOPS)}
 OP_NAMES = {i: name for name, i in OP.items()}
-ACC_WRITE_OPS = {"mac", "macz", "accadd", "accset"}
-FLAG_WRITE_OPS = {"cmpgt", "cmpge", "cmpeq"}
-# Operations whose 16-bit result is written to ``dst``.
-RESULT_OPS = {"mov", "add", "sub", "mul", "max", "min", "relu", "asr", "shl", "sel", "accr"}
+# The assembler's operand list: d, s and h in order.
+SIGNATURES = {name: sig.partition(":")[0] for name, sig, _ in VOPS}
 # Number of source operands each operation reads (srcA, srcB).
-NUM_SRCS = {n: 2 for n in OP}
-NUM_SRCS.update({"mov": 1, "relu": 1, "asr": 1, "shl": 1, "accadd": 1, "accset": 1, "accr": 0})
-USES_SHIFT = {"mul", "asr", "shl", "accadd", "accset", "accr"}
+NUM_SRCS = {name: sig.count("s") for name, sig in SIGNATURES.items()}
+USES_SHIFT = {name for name, sig in SIGNATURES.items() if "h" in sig}
+# Operations whose 16-bit result is written to ``dst``.
+RESULT_OPS = {name for name, sig in SIGNATURES.items() if "d" in sig}
+ACC_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("acc")}
+FLAG_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("flag=")}
+ACC_READ_OPS = {name for name, sig, _ in VOPS if "A" in sig.partition(":")[2]}
+FLAG_READ_OPS = {name for name, sig, _ in VOPS if "F" in sig.partition(":")[2]}
 
 # -- operand kinds --------------------------------------------------------------
 KIND_BITS = 3

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List
 
 from tensorsoc.spec.errors import UserError
+from tensorsoc.spec.config import DEFAULT
 
 FORMAT = "tensorsoc-pcore-symbols"
 VERSION = 1
@@ -48,7 +49,6 @@ class Symbols:
 
 
 def default_config():
-    from tensorsoc.spec.config import DEFAULT
     return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
             "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words}
 

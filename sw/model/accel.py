@@ -49,6 +49,8 @@ from tensorsoc.spec.pcore_isa import MIN_SLOTS
 from tensorsoc.sw.pcore import KERNEL_DIR
 from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
 from tensorsoc.sw.model.quant import tanh_shift
+from tensorsoc.sw.model.roofline import bus_bytes_per_clock
+from tensorsoc.sw.model import layout as L
 
 KERNELS = KERNEL_DIR
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -282,7 +284,6 @@ def linear_steps_clocks(config, NI, NO, KT, bias, bn):
     """Estimated clocks of a batch-1 lin cut into K tiles of KT inputs
     (schedule(): step i+1's loads overlap kernel i; the kernels, sharing
     the accumulator, run one after the other)."""
-    from tensorsoc.sw.model.roofline import bus_bytes_per_clock
     vw, bus = config.vw, bus_bytes_per_clock(config)
     T = config.np * config.nt
     units = NO // vw
@@ -433,7 +434,6 @@ class _Gen:
     def constant(t):
         """The int16 values of a constant tensor in memory order, or None
         (e.g. a tensor the host streams in at each inference)."""
-        from tensorsoc.sw.model import layout as L
         if t is None or t.region != "CONST" or t.raw is None:
             return None
         return L.to_memory(t.raw, t.layout)

@@ -17,6 +17,8 @@ from tensorsoc.sw.model import frontend as F
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.yamlsrc import ModelError
 from tensorsoc.sw.model.quant import tanh_shift, tanh_table
+from tensorsoc.sw.model import accel, roofline
+from tensorsoc.sw.model.accel import DataBlob, kernels_resident
 
 
 def _tensor_entry(t, offsets=None):
@@ -105,7 +107,6 @@ def accel_programs(model, payload, data=None, offsets=None, in_place=None):
     frontend.const_layout()'s (default: the frontend's); ``in_place``: a set that
     collects the indices of the constants the programs read from the
     constant block itself (not arranged)."""
-    from tensorsoc.sw.model import accel
     cfg = model.config
     main_ram = MEM_MAP["main_ram"]
     win = cfg.windows(main_ram)
@@ -216,7 +217,6 @@ def _payload(model, offsets=None, nbytes=None):
 
 def _with_section(model, payload, offsets=None, in_place=None):
     """``payload`` + the accelerator section: (payload, placements)."""
-    from tensorsoc.sw.model.accel import DataBlob, kernels_resident
     cfg = model.config
     data = DataBlob(accel_data_base(model, payload))
     layers = _placements(model, accel_programs(model, payload, data, offsets, in_place))
@@ -317,7 +317,6 @@ def placement_lines(model, report):
     """Human-readable: where each compute layer runs and why, with its
     roofline bounds (sw/model/roofline.py); a loud line when the accelerator
     section was dropped."""
-    from tensorsoc.sw.model import roofline
     cfg = model.config
     lines = []
     if report.dropped:

@@ -118,13 +118,8 @@ _RE_MEMOP = re.compile(r"^(p|pb|s|sb)\[\s*a([0-7])\s*(\+?)\s*\]$")
 _RE_VREG = re.compile(r"^r([0-7])$")
 _RE_AREG = re.compile(r"^a([0-7])$")
 
-# Vector instruction signatures: d = destination, s = source, h = shift.
-SIGNATURES = {
-    "mov": "ds", "add": "dss", "sub": "dss", "mul": "dssh", "max": "dss", "min": "dss",
-    "relu": "ds", "asr": "dsh", "shl": "dsh", "sel": "dss",
-    "cmpgt": "ss", "cmpge": "ss", "cmpeq": "ss",
-    "mac": "ss", "macz": "ss", "accadd": "sh", "accset": "sh", "accr": "dh",
-}
+# Vector instruction signatures (d = destination, s = source, h = shift): spec.pcore_isa.
+SIGNATURES = isa.SIGNATURES
 _SIG_TEXT = {"d": "destination (rN or p[aN])", "s": "source (rN, p[aN], pb[aN], s[aN], sb[aN] or 0)",
              "h": "shift amount"}
 _SCALARS = {"seta", "sets", "adda", "mova", "nop", "halt"}

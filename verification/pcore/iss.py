@@ -18,7 +18,7 @@ import numpy as np
 
 from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.spec.config import SoCConfig
-from tensorsoc.verification.golden import fixedpoint as fx
+from tensorsoc.verification.pcore.vector_ops import execute
 
 
 class PcoreRuntimeError(Exception):
@@ -152,45 +152,13 @@ class PcoreISS:
         sh = d.shift
         acc = self.acc[:npa, :nta]
         flags = self.flags[:npa, :nta]
-        result = None
-        if op == "mov":
-            result = a
-        elif op == "add":
-            result = fx.add(a, b)
-        elif op == "sub":
-            result = fx.sub(a, b)
-        elif op == "mul":
-            result = fx.mul(a, b, sh)
-        elif op == "max":
-            result = fx.maximum(a, b)
-        elif op == "min":
-            result = fx.minimum(a, b)
-        elif op == "relu":
-            result = fx.relu(a)
-        elif op == "asr":
-            result = fx.asr(a, sh)
-        elif op == "shl":
-            result = fx.shl(a, sh)
-        elif op == "sel":
-            result = fx.select(flags, a, b)
-        elif op == "accr":
-            result = fx.requantize(acc, sh)
-        elif op == "cmpgt":
-            flags[...] = fx.cmpgt(a, b)
-        elif op == "cmpge":
-            flags[...] = fx.cmpge(a, b)
-        elif op == "cmpeq":
-            flags[...] = fx.cmpeq(a, b)
-        elif op == "mac":
-            acc[...] = fx.mac(acc, a, b)
-        elif op == "macz":
-            acc[...] = fx.mac(0, a, b)
-        elif op == "accadd":
-            acc[...] = fx.acc_add(acc, a, sh)
-        elif op == "accset":
-            acc[...] = fx.acc_shift_in(a, sh)
-        else:
+        if op not in isa.OP:
             raise PcoreRuntimeError(f"pc {pc}: unknown vector operation {op}")
+        result, acc_out, flag_out = execute(op, a, b, acc, flags, sh)
+        if op in isa.ACC_WRITE_OPS:
+            acc[...] = acc_out
+        if op in isa.FLAG_WRITE_OPS:
+            flags[...] = flag_out
         if result is None or d.dst.kind == isa.K_NONE:
             return
         if d.dst.kind == isa.K_REG:

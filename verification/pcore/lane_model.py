@@ -1,8 +1,9 @@
 """Stimulus and expected values for the lane datapath tests.
 
-``expected`` is the lane's contract written with the golden fixed-point
-functions; ``stimulus`` builds the exhaustive input space of one operation at
-small widths, or random inputs (biased towards the extremes) at full width.
+``expected`` is the lane's contract: the vector operations of vector_ops.py,
+which the ISS executes too; ``stimulus`` builds the exhaustive input space of
+one operation at small widths, or random inputs (biased towards the extremes)
+at full width.
 """
 
 import itertools
@@ -12,58 +13,10 @@ import numpy as np
 from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.lane import shift_bits_for
 from tensorsoc.verification.golden import fixedpoint as fx
+from tensorsoc.verification.pcore.vector_ops import execute, inputs
 
-INPUTS = {  # which inputs each operation depends on
-    "mov": "a", "add": "ab", "sub": "ab", "mul": "abh", "max": "ab", "min": "ab", "relu": "a",
-    "asr": "ah", "shl": "ah", "sel": "abf", "cmpgt": "ab", "cmpge": "ab", "cmpeq": "ab",
-    "mac": "abc", "macz": "ab", "accadd": "ahc", "accset": "ah", "accr": "hc",
-}
-
-
-def expected(op, a, b, acc, flag, sh, width, acc_width):
-    """(result, acc_out, flag_out); result is None for operations whose
-    result is not written anywhere."""
-    W, AW = width, acc_width
-    res = None
-    acc_out = np.asarray(acc, np.int64)
-    flag_out = np.asarray(flag, np.int64)
-    if op == "mov":
-        res = fx._i64(a)
-    elif op == "add":
-        res = fx.add(a, b, W)
-    elif op == "sub":
-        res = fx.sub(a, b, W)
-    elif op == "mul":
-        res = fx.mul(a, b, sh, W)
-    elif op == "max":
-        res = fx.maximum(a, b)
-    elif op == "min":
-        res = fx.minimum(a, b)
-    elif op == "relu":
-        res = fx.relu(a)
-    elif op == "asr":
-        res = fx.asr(a, sh, W)
-    elif op == "shl":
-        res = fx.shl(a, sh, W)
-    elif op == "sel":
-        res = fx.select(flag, a, b)
-    elif op == "accr":
-        res = fx.requantize(acc, sh, W)
-    elif op == "cmpgt":
-        flag_out = fx.cmpgt(a, b)
-    elif op == "cmpge":
-        flag_out = fx.cmpge(a, b)
-    elif op == "cmpeq":
-        flag_out = fx.cmpeq(a, b)
-    elif op == "mac":
-        acc_out = fx.mac(acc, a, b, AW)
-    elif op == "macz":
-        acc_out = fx.mac(0, a, b, AW)
-    elif op == "accadd":
-        acc_out = fx.acc_add(acc, a, sh, AW)
-    elif op == "accset":
-        acc_out = fx.acc_shift_in(a, sh, AW)
-    return res, acc_out, flag_out
+INPUTS = {op: inputs(op) for op in isa.OP}    # which inputs each operation depends on
+expected = execute                            # the lane's contract
 
 
 def _ranges(width, acc_width):
