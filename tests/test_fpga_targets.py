@@ -37,7 +37,7 @@ def test_board_elaborates(name):
     lpf = (gw / "tensorsoc.lpf").read_text()
     located = dict(re.findall(r'LOCATE COMP "([^"]+)" SITE "([^"]+)"', lpf))
     platform = target.make_platform()
-    for resource in ("host_spi", "serial", "sdram", "sdram_clock", "clk25", "rst_n"):
+    for resource in ("host_spi", "serial", "sdram", "sdram_clock", "clk25", platform.reset_name):
         for pad_pins in _pins_of(platform, resource):
             assert pad_pins in located.values(), f"{name}: pin {pad_pins} of {resource} not in the .lpf"
     assert located["host_spi_clk"] and located["serial_tx"]
@@ -68,15 +68,15 @@ def test_board_elaborates(name):
 
 
 def _pins_of(platform, resource):
+    """The sites of a resource's pins (connector pins such as ``pmode:3`` resolved)."""
+    resolve = platform.constraint_manager.connector_manager.resolve_identifiers
     for name, number, *items in platform.constraint_manager.available:
         if name != resource:
             continue
         for item in items:
-            for pin in getattr(item, "identifiers", []):
-                yield pin
+            yield from resolve(getattr(item, "identifiers", []))
             for sub in getattr(item, "constraints", []):
-                for pin in getattr(sub, "identifiers", []):
-                    yield pin
+                yield from resolve(getattr(sub, "identifiers", []))
 
 
 def test_board_configurations():

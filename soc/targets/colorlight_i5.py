@@ -37,6 +37,6 @@ TARGET = BoardTarget(
         "UART: J17 (TX) / H18 (RX), reached through the extension board's USB debugger, 115200 8N1.",
         "Host SPI/QPI: extension board PMOD P3 pin 1 CS_N, 2 IO0/MOSI, 3 IO1/MISO, 4 SCLK, "
         "7 IO2, 8 IO3.",
-        "Reset: the extension board's button (K18).",
+        "Reset: the extension board's button (K18, low while pressed).",
     ),
 )

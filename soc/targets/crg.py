@@ -14,7 +14,9 @@ One PLL from the board oscillator gives three clock domains:
   accelerator runs in ``sys``, docs/fpga.md "Clocks").
 
 Every domain is held in reset until the PLL locks and while the board's
-reset button is pressed.
+reset button is pressed.  The platform names the button's resource and its
+polarity (``reset_name``, ``reset_active_low``; soc/platforms/): the ULX3S's
+FIRE1 (R1) is high while pressed, the Colorlight i5's button (K18) low.
 """
 
 from migen import ClockDomain, Signal
@@ -26,8 +28,9 @@ from litex.soc.integration.doc import ModuleDoc
 
 
 class ECP5CRG(LiteXModule):
-    def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq=None, rst_n_name="rst_n"):
+    def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq=None):
         self.rst = Signal()   # soft reset from the SoC (LiteX's ctrl core)
+        self.button = Signal()   # the board's reset button, high while pressed
         self.cd_sys = ClockDomain()
         self.cd_sys_ps = ClockDomain()
         domains = [(self.cd_sys, sys_clk_freq), (self.cd_sys_ps, sys_clk_freq)]
@@ -42,10 +45,11 @@ class ECP5CRG(LiteXModule):
         # # #
 
         clkin = platform.request(platform.default_clk_name)
-        rst_n = platform.request(rst_n_name)
+        pad = platform.request(platform.reset_name)
+        self.comb += self.button.eq(~pad if platform.reset_active_low else pad)
 
         self.pll = pll = ECP5PLL()
-        self.comb += pll.reset.eq(~rst_n | self.rst)
+        self.comb += pll.reset.eq(self.button | self.rst)
         pll.register_clkin(clkin, clkin_freq)
         pll.create_clkout(self.cd_sys, sys_clk_freq)
         pll.create_clkout(self.cd_sys_ps, sys_clk_freq, phase=180)

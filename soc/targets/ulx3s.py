@@ -46,6 +46,6 @@ TARGET = BoardTarget(
         "settings and use its lower half.",
         "UART: the FT231X on the USB port US1, 115200 8N1.",
         "Host SPI/QPI: J1 header GP0=SCLK, GN0=CS_N, GP1=IO0/MOSI, GN1=IO1/MISO, GP2=IO2, GN2=IO3.",
-        "Reset: the power button BTN_PWRn (R1).",
+        "Reset: the FIRE1 button (R1, high while pressed); not the power button BTN_PWRn (D6).",
     ),
 )
