@@ -50,23 +50,23 @@ OP_BITS = 5
 VOPS = [
     # name     signature  datapath result (which instructions write the accumulator and flags: docs/pcore.md)
     ("mov",    "ds",      "a"),
-    ("add",    "dss",     "sat(a+b)"),
-    ("sub",    "dss",     "sat(a-b)"),
-    ("mul",    "dssh",    "sat(rnd(a*b>>sh))"),
-    ("max",    "dss",     "max(a,b)"),
-    ("min",    "dss",     "min(a,b)"),
-    ("relu",   "ds",      "max(a,0)"),
-    ("asr",    "dsh",     "rnd(a>>sh)"),
-    ("shl",    "dsh",     "sat(a<<sh)"),
-    ("sel",    "dss:F",   "flag?a:b"),
-    ("cmpgt",  "ss",      "flag=a>b"),
-    ("cmpge",  "ss",      "flag=a>=b"),
-    ("cmpeq",  "ss",      "flag=a==b"),
-    ("mac",    "ss:A",    "acc+=a*b"),
-    ("macz",   "ss",      "acc=a*b"),
-    ("accadd", "sh:A",    "acc+=a<<sh"),
-    ("accset", "sh",      "acc=a<<sh"),
-    ("accr",   "dh:A",    "sat(rnd(acc>>sh))"),
+    ("add",    "dss",     "sat(a + b)"),
+    ("sub",    "dss",     "sat(a - b)"),
+    ("mul",    "dssh",    "sat(rnd(a*b >> sh))"),
+    ("max",    "dss",     "max(a, b)"),
+    ("min",    "dss",     "min(a, b)"),
+    ("relu",   "ds",      "max(a, 0)"),
+    ("asr",    "dsh",     "rnd(a >> sh)"),
+    ("shl",    "dsh",     "sat(a << sh)"),
+    ("sel",    "dss:F",   "flag ? a : b"),
+    ("cmpgt",  "ss",      "flag = a > b"),
+    ("cmpge",  "ss",      "flag = a >= b"),
+    ("cmpeq",  "ss",      "flag = a == b"),
+    ("mac",    "ss:A",    "acc = wrap(acc + a*b)"),
+    ("macz",   "ss",      "acc = a*b"),
+    ("accadd", "sh:A",    "acc = wrap(acc + (a << sh))"),
+    ("accset", "sh",      "acc = wrap(a << sh)"),
+    ("accr",   "dh:A",    "sat(rnd(acc >> sh))"),
 ]
 OP = {name: i for i, (name, _, _) in enumerate(VOPS)}
 OP_NAMES = {i: name for name, i in OP.items()}
@@ -77,8 +77,8 @@ NUM_SRCS = {name: sig.count("s") for name, sig in SIGNATURES.items()}
 USES_SHIFT = {name for name, sig in SIGNATURES.items() if "h" in sig}
 # Operations whose 16-bit result is written to ``dst``.
 RESULT_OPS = {name for name, sig in SIGNATURES.items() if "d" in sig}
-ACC_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("acc")}
-FLAG_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("flag=")}
+ACC_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("acc =")}
+FLAG_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("flag =")}
 ACC_READ_OPS = {name for name, sig, _ in VOPS if "A" in sig.partition(":")[2]}
 FLAG_READ_OPS = {name for name, sig, _ in VOPS if "F" in sig.partition(":")[2]}
 
@@ -216,3 +216,19 @@ def split_function_word(word, np_max, nt_max):
 def slots(nt_active):
     """Clocks one vector instruction occupies with ``nt_active`` threads."""
     return max(nt_active, MIN_SLOTS)
+
+
+def vector_table_markdown():
+    """The vector instructions as docs/pcore_isa.md shows them: the assembler's
+    operands (from the signature) and the datapath result, in opcode order."""
+    names = {"d": ["d"], "s": ["a", "b"], "h": ["sh"]}
+    rows = ["| opcode | instruction | operation per lane |", "|---|---|---|"]
+    for name, sig, result in VOPS:
+        used = {"d": 0, "s": 0, "h": 0}
+        ops = []
+        for k in SIGNATURES[name]:
+            ops.append(names[k][used[k]])
+            used[k] += 1
+        text = f"d = {result}" if "d" in SIGNATURES[name] else result
+        rows.append(f"| {OP[name]} | `{name}{' ' + ', '.join(ops) if ops else ''}` | {text} |")
+    return "\n".join(rows)
