@@ -47,18 +47,6 @@ def field_value(word, name):
     return (word >> lsb) & ((1 << width) - 1)
 
 
-def vector_attribute(side, vw):
-    """log2 of the Vn attribute of a side: 8/4/2 when level 0 is contiguous and
-    its count a multiple of n <= VW, else 1 (also the reference executor's
-    trace, verification/golden/tensor_exec.py)."""
-    lv = side.levels[0]
-    if lv.step == isa.element_bytes(side.space, side.dtype):
-        for cand in (8, 4, 2):
-            if cand <= vw and lv.count % cand == 0:
-                return cand.bit_length() - 1
-    return 0
-
-
 @dataclass
 class Record:
     kind: int

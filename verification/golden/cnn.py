@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tensorsoc.spec import tensor_isa as isa
-from tensorsoc.sw.model.layout import to_memory
 from tensorsoc.verification.golden import fixedpoint as fx
 from tensorsoc.verification.golden.tensor_exec import spu_eval
 

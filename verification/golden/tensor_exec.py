@@ -44,11 +44,24 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from tensorsoc.spec import tensor_isa as isa
-from tensorsoc.sw.te_trace import vector_attribute
 
 MAX_ELEMENTS = 1 << 24
 _ERR = {name: 1 << bit for name, (bit, _m) in isa.ERRORS.items()}
 _BYTE_SPACES = (isa.space("DDR"), isa.space("SCRATCH"))
+
+
+def vector_attribute(side, vw):
+    """log2 of the Vn attribute a transfer record carries for a side
+    (docs/tensor_engine.md, trace; tensor_semantics.md): 8/4/2 when level 0
+    is contiguous and its count a multiple of n <= VW, else 1.  The
+    TensorEngine computes it in gateware (cores/tensor_engine/engine.py,
+    from level 0 as written); this is the reference executor's value."""
+    lv = side.levels[0]
+    if lv.step == isa.element_bytes(side.space, side.dtype):
+        for cand in (8, 4, 2):
+            if cand <= vw and lv.count % cand == 0:
+                return cand.bit_length() - 1
+    return 0
 
 
 def side_elements(side):
