@@ -175,8 +175,8 @@ def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: Sim
     # The host port's pins, or the simulation-only master of the fast host
     # path (cores/host_spi/sim_master.py) when its ``en`` port is high.
     from tensorsoc.cores.host_spi.sim_master import add_sim_host_master
-    soc.sim_host = add_sim_host_master(soc, platform.request("host_spi"), platform.request("host_fast"))
-    soc.add_host_port(soc.sim_host.pads, platform.request("sensor"))
+    sim_host = add_sim_host_master(soc, platform.request("host_spi"), platform.request("host_fast"))
+    soc.add_host_port(sim_host.pads, platform.request("sensor"))
     if config.accelerator:
         soc.add_accelerator(build_dir=gateware_dir)
     return soc
@@ -238,8 +238,6 @@ class SoCBuild:
         from tensorsoc.spec import host_protocol as protocol
         write_if_changed(self.include_dir / "host_protocol.h", protocol.c_header())
         write_if_changed(self.include_dir / "model_image.h", model_image.c_header())
-        from tensorsoc.cores.pcore import soc as pcore_soc
-        write_if_changed(self.include_dir / "pcore_regs.h", pcore_soc.c_header())
         write_if_changed(self.include_dir / "firmware.mk", self._firmware_mk(soc))
 
     def firmware_include_dirs(self):

@@ -56,15 +56,24 @@ class TensorSoC(SoCCore):
             self.add_constant(f"{name.upper()}_WINDOW_BASE", base)
             self.add_constant(f"{name.upper()}_WINDOW_SIZE", size)
 
-    # Accelerator cores join the SoC through this one helper -----------------
-    def add_core(self, name, module, *, slaves=(), masters=(), irq=False):
-        """Add an accelerator core.
+    # Every core joins the SoC through this one method -----------------------
+    def add_core(self, name, module, *, slaves=(), masters=(), irq=False, sources=()):
+        """Add a core: the only way a core joins the SoC (the PCORE array,
+        the TensorEngine and its instruction fetch, the host port, the
+        simulation's host master and control).
 
-        ``module``  a LiteXModule; its CSRs are collected automatically.
-        ``slaves``  (region_name, wishbone.Interface, origin, size, mode) windows
-                    the CPU (and the host, where allowed) reaches on the bus.
-        ``masters`` wishbone.Interface bus masters (e.g. a DMA).
+        ``name``    the submodule's name, which is also its CSR bank's
+                    (``module``'s CSRs are collected automatically; LiteX's
+                    csr.h then has ``<name>_<csr>_read()/_write()``).
+        ``module``  a LiteXModule.
+        ``slaves``  (region_name, wishbone.Interface, origin, size, mode)
+                    windows the CPU (and the host, where allowed) reaches on
+                    the bus, uncached; origin None lets LiteX place it.
+        ``masters`` wishbone.Interface bus masters (e.g. a DMA), named
+                    ``<name>_master<i>``.
         ``irq``     connect ``module.ev`` to the CPU's interrupt controller.
+        ``sources`` Verilog files the module instantiates (platform sources).
+        Returns ``module``.
         """
         self.add_module(name=name, module=module)
         for region_name, bus, origin, size, mode in slaves:
@@ -73,6 +82,9 @@ class TensorSoC(SoCCore):
             self.bus.add_master(name=f"{name}_master{i}", master=bus)
         if irq:
             self.irq.add(name, use_loc_if_exists=True)
+        for src in sources:
+            self.platform.add_source(str(src))
+        return module
 
     def add_host_port(self, pads, sensor_pads, msb_first=None):
         """The SPI/QPI host port (cores/host_spi/) with its DMA into the windows.
@@ -89,8 +101,8 @@ class TensorSoC(SoCCore):
 
     def add_accelerator(self, build_dir=None, fetch=True):
         """The TensorEngine (CSRs ``tensor_engine``, a DMA master over main
-        RAM) and the PCORE array it drives (Wishbone slave ``pcore``: registers
-        and instruction memory), sized by the configuration; with ``fetch``,
+        RAM) and the PCORE array it drives (CSRs ``pcore``, its instruction
+        memory as Wishbone slave ``pcore``), sized by the configuration; with ``fetch``,
         its instruction fetch (CSRs ``tensor_engine_fetch``, a bus master that
         reads a program from main RAM into the engine's queue or a kernel into
         the PCORE instruction memory)."""
@@ -122,4 +134,4 @@ class TensorSoC(SoCCore):
 
     def add_sim_control(self):
         from tensorsoc.cores.sim_control import SimControl
-        self.sim_ctrl = SimControl(self.platform.request("sim_ctrl"))
+        self.add_core("sim_ctrl", SimControl(self.platform.request("sim_ctrl")))

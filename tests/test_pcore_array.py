@@ -2,7 +2,7 @@
 every kernel bit-exact against the numpy reference and the ISS, with data laid
 out as the TensorEngine lays it out; hardware counters against the ISS cycle
 model; EXE_LOCKSTEP limits; TensorEngine access to the idle process space;
-Wishbone control.  TSOC_PCORE_SWEEP=1 adds a second geometry."""
+the MCORE's side (CSRs, instruction memory over Wishbone).  TSOC_PCORE_SWEEP=1 adds a second geometry."""
 
 import os
 
@@ -28,31 +28,51 @@ def test_array_other_geometry(geometry):
     assert tests >= 4 and fails == 0, f"{fails} of {tests} failed: see {results}"
 
 
-def test_add_pcore_array_to_a_litex_soc(tmp_path):
-    """The SoC helper: a Wishbone slave region, the lane Verilog as a source."""
-    from litex.build.generic_platform import Pins
-    from litex.build.sim import SimPlatform
-    from litex.soc.integration.soc_core import SoCMini
+def _tensor_soc():
+    """A bare TensorSoC (CPU, memories, UART): the SoC every core joins through add_core."""
+    from tensorsoc.soc.platforms.sim import SimPlatform
+    from tensorsoc.soc.tensorsoc import TensorSoC
+    return TensorSoC(SimPlatform(), SoCConfig(), uart_name="sim")
+
+
+def test_add_pcore_array_to_the_soc(tmp_path):
+    """The SoC helper: CSR bank pcore, the instruction memory as a Wishbone
+    region, the lane Verilog as a source."""
     from tensorsoc.cores.pcore.soc import PCOREArray, add_pcore_array
 
-    from migen.genlib.io import CRG
-
-    platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
-    soc = SoCMini(platform, clk_freq=int(1e8))
-    soc.crg = CRG(platform.request("sys_clk"))
+    soc = _tensor_soc()
     config = SoCConfig()
     array = add_pcore_array(soc, config, origin=0x9000_0000, build_dir=tmp_path)
-    assert isinstance(array, PCOREArray)
+    assert isinstance(array, PCOREArray) and soc.pcore is array
     assert soc.bus.regions["pcore"].origin == 0x9000_0000
-    assert soc.bus.regions["pcore"].size == array.size
-    assert any(str(tmp_path) in src[0] for src in platform.sources)
+    assert soc.bus.regions["pcore"].size == array.size == 4 * config.pcore_imem_words
+    assert any(str(tmp_path) in src[0] for src in soc.platform.sources)
     soc.finalize()
-    verilog = str(platform.get_verilog(soc))
+    assert "pcore" in soc.csr.regions
+    assert [c.name for c in soc.csr.regions["pcore"].obj] == [
+        "info", "meminfo", "imeminfo", "func", "start", "status", "cycles", "vops", "macs"]
+    verilog = str(soc.platform.get_verilog(soc))
     assert verilog.count("tsoc_pcore_lane lane") == config.np * config.vw
 
 
-def test_register_map_doc_is_current():
+def test_registers_are_documented_csrs():
+    """Every register has a description, and every field of one with fields."""
+    from litex.soc.interconnect.csr import CSRStatus, CSRStorage
+    from tensorsoc.cores.pcore.soc import PCOREArray
+    csrs = PCOREArray(SoCConfig()).get_csrs()
+    assert csrs and all(isinstance(c, (CSRStatus, CSRStorage)) and c.description for c in csrs)
+    for c in csrs:
+        assert c.size <= 32, f"{c.name}: one CSR word each (the bank offsets of docs/pcore.md)"
+        for f in getattr(c, "fields", None) and c.fields.fields or []:
+            assert f.description, f"{c.name}.{f.name} has no description"
+
+
+def test_nothing_uses_the_old_register_header():
+    """The firmware reads the registers through LiteX's csr.h; the hand-made
+    header and its word offsets are gone."""
     from pathlib import Path
-    from tensorsoc.cores.pcore.soc import register_table_markdown
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "pcore.md").read_text()
-    assert register_table_markdown() in doc, "docs/pcore.md register table: regenerate from cores/pcore/soc.py"
+    root = Path(__file__).resolve().parents[1]
+    src = (root / "sw" / "firmware" / "accel.c").read_text()
+    assert "pcore_regs.h" not in src and "pcore_info_read()" in src and "pcore_imeminfo_read()" in src
+    import tensorsoc.cores.pcore.soc as pcore_soc
+    assert not hasattr(pcore_soc, "c_header") and not hasattr(pcore_soc, "REGISTERS")

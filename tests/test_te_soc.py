@@ -1,28 +1,31 @@
 """The TensorEngine's LiteX integration: CSRs the runtime uses, the DMA
-master, the PCORE array wiring (elaboration only; no simulation)."""
+master, the PCORE array wiring (elaboration only; no simulation).  The cores
+join a TensorSoC through its add_core, the one way a core is added."""
 
 from tensorsoc.spec.config import SoCConfig
 
 
-def test_add_tensor_engine_to_a_litex_soc(tmp_path):
-    from litex.build.generic_platform import Pins
-    from litex.build.sim import SimPlatform
-    from litex.soc.integration.soc_core import SoCMini
-    from migen.genlib.io import CRG
+def _tensor_soc():
+    """A bare TensorSoC (CPU, memories, UART, no accelerator yet)."""
+    from tensorsoc.soc.platforms.sim import SimPlatform
+    from tensorsoc.soc.tensorsoc import TensorSoC
+    return TensorSoC(SimPlatform(), SoCConfig(), uart_name="sim")
+
+
+def test_add_tensor_engine_to_the_soc(tmp_path):
     from tensorsoc.cores.tensor_engine.core import TensorEngine, add_tensor_engine
 
-    platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
-    soc = SoCMini(platform, clk_freq=int(1e8))
-    soc.crg = CRG(platform.request("sys_clk"))
-    soc.mem_map = {**soc.mem_map, "main_ram": 0x4000_0000}
+    soc = _tensor_soc()
     config = SoCConfig()
     engine, array = add_tensor_engine(soc, config, pcore_origin=0x9000_0000, build_dir=tmp_path)
-    assert isinstance(engine, TensorEngine)
-    assert "tensor_engine_dma" in soc.bus.masters
+    assert isinstance(engine, TensorEngine) and soc.tensor_engine is engine and soc.pcore is array
+    assert "tensor_engine_master0" in soc.bus.masters
+    assert soc.bus.regions["pcore"].origin == 0x9000_0000
     soc.finalize()
     csrs = {c.name for c in engine.get_csrs()}
     assert {"queue", "queue_space", "callback", "errors", "status"} <= csrs
-    verilog = str(platform.get_verilog(soc))
+    assert {"tensor_engine", "pcore"} <= set(soc.csr.regions)
+    verilog = str(soc.platform.get_verilog(soc))
     assert "tensor_engine" in verilog and verilog.count("tsoc_pcore_lane lane") == config.np * config.vw
 
 
@@ -35,28 +38,21 @@ def test_litex_runtime_uses_the_engine_csrs():
         assert acc in src
 
 
-def test_add_tensor_engine_fetch_to_a_litex_soc(tmp_path):
+def test_add_tensor_engine_fetch_to_the_soc(tmp_path):
     """The instruction fetch (cores/tensor_engine/fetch.py): its CSRs, its bus
     master, wired to the engine's queue and the PCORE instruction memory."""
-    from litex.build.generic_platform import Pins
-    from litex.build.sim import SimPlatform
-    from litex.soc.integration.soc_core import SoCMini
-    from migen.genlib.io import CRG
     from tensorsoc.cores.tensor_engine.core import add_tensor_engine
     from tensorsoc.cores.tensor_engine.fetch import TEFetch, add_tensor_engine_fetch
 
-    platform = SimPlatform("sim", [("sys_clk", 0, Pins(1)), ("sys_rst", 0, Pins(1))])
-    soc = SoCMini(platform, clk_freq=int(1e8))
-    soc.crg = CRG(platform.request("sys_clk"))
-    soc.mem_map = {**soc.mem_map, "main_ram": 0x4000_0000}
+    soc = _tensor_soc()
     engine, array = add_tensor_engine(soc, SoCConfig(), pcore_origin=0x9000_0000, build_dir=tmp_path)
     fetch = add_tensor_engine_fetch(soc, engine, array)
-    assert isinstance(fetch, TEFetch) and "tensor_engine_fetch_dma" in soc.bus.masters
+    assert isinstance(fetch, TEFetch) and "tensor_engine_fetch_master0" in soc.bus.masters
     soc.finalize()
     csrs = {c.name for c in fetch.get_csrs()}
     assert {"address", "length", "control", "status"} <= csrs
     assert all(c.description for c in fetch.get_csrs() if not hasattr(c, "fields") or not c.fields.fields)
-    verilog = str(platform.get_verilog(soc))
+    verilog = str(soc.platform.get_verilog(soc))
     assert "tensor_engine_fetch" in verilog
 
 

@@ -208,9 +208,10 @@ class SimHostMaster(LiteXModule):
         )
 
 
-def add_sim_host_master(soc, pins, ctl):
-    """The master in ``soc``, in a never-reset clock domain ``sim_host`` on
-    the system clock; returns it (its ``pads`` go to the host port)."""
+def add_sim_host_master(soc, pins, ctl, name="sim_host"):
+    """Add the master to ``soc`` (a ``TensorSoC``) through its ``add_core``
+    as submodule ``name``, in a never-reset clock domain ``sim_host`` on the
+    system clock; returns it (its ``pads`` go to the host port)."""
     soc.cd_sim_host = ClockDomain("sim_host", reset_less=True)
     soc.comb += soc.cd_sim_host.clk.eq(ClockSignal("sys"))
-    return ClockDomainsRenamer("sim_host")(SimHostMaster(pins, ctl))
+    return soc.add_core(name, ClockDomainsRenamer("sim_host")(SimHostMaster(pins, ctl)))

@@ -1,9 +1,11 @@
-"""``PCOREArray``: the PCORE array as a LiteX bus peripheral.
+"""``PCOREArray``: the PCORE array as a LiteX peripheral.
 
-The MCORE reaches the array through one Wishbone slave: control registers at
-the bottom, the instruction memory above them.  The TensorEngine connects to
-the ``te_*`` ports directly (docs/pcore.md).  ``add_pcore_array`` adds the
-array to a LiteX SoC in one call.
+The MCORE controls the array through LiteX CSRs (bank ``pcore``: geometry,
+the function word, a start strobe, status and counters) and writes its
+instruction memory through a Wishbone slave window of its own.  The
+TensorEngine connects to the ``te_*`` ports directly (docs/pcore.md).
+``add_pcore_array`` adds the array to a ``TensorSoC`` through its one
+``add_core``.
 """
 
 from pathlib import Path
@@ -13,38 +15,75 @@ from migen import *
 from litex.gen import LiteXModule
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
+from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
 from tensorsoc.cores.pcore.array import PCOREArrayCore
 from tensorsoc.cores.pcore.lane import generate_verilog
 
 ISA_VERSION = 1
 
-# Control registers: (word offset, name, access, description).  Defined once;
-# docs/pcore.md and ``c_header()`` are generated from this table.
-REGISTERS = [
-    (0, "INFO", "ro", "geometry: NP in bits 7..0, NT in 15..8, VW in 23..16, ISA version in 31..24"),
-    (1, "MEMINFO", "ro", "private words per thread and process in 15..0, shared words per PCORE and process in 31..16"),
-    (2, "IMEMINFO", "ro", "instruction memory size in 32-bit words"),
-    (3, "FUNC", "rw", "function word of the next kernel: entry 15..0, PCOREs 23..16, threads 31..24 (0 = all)"),
-    (4, "START", "wo", "write the process space (bit 0) to start FUNC there; queued while the array is busy"),
-    (5, "STATUS", "ro", "bit 0 busy on process 0, bit 1 busy on process 1, bit 2 start pending"),
-    (6, "CYCLES", "ro", "clocks taken by the last (or running) kernel, start to last write-back"),
-    (7, "VOPS", "ro", "vector operations issued to active threads by the last kernel (per PCORE)"),
-    (8, "MACS", "ro", "multiply-accumulate lane operations of the last kernel, summed over the array"),
-]
-REG = {name: off for off, name, _, _ in REGISTERS}
-
 
 class PCOREArray(LiteXModule):
+    """NP PCOREs x NT threads x VW lanes with their instruction memory.
+
+    ``bus``: the instruction memory as a 32-bit word-addressed Wishbone
+    slave of ``imem_words`` words (``size`` bytes).  The control registers
+    are CSRs (``info`` ... ``macs``, in this order from bank offset 0)."""
+
     def __init__(self, config, imem_words=None):
         imem_words = imem_words or config.pcore_imem_words
         assert imem_words & (imem_words - 1) == 0 and imem_words >= 16
         self.config = config
         self.imem_words = imem_words
-        # Wishbone slave, 32-bit, word addressed: 2 x imem_words words.
+        # Wishbone slave, 32-bit, word addressed: the instruction memory.
         self.bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word")
-        self.size = 2 * imem_words * 4   # bytes of bus address space
-        self.imem_base = imem_words      # word offset of the instruction memory
+        self.size = imem_words * 4       # bytes of bus address space
+
+        self.doc = ModuleDoc(title="PCORE array", body=(
+            f"{config.np} PCOREs x {config.nt} threads x {config.vw} lanes running kernels in lockstep "
+            "(docs/pcore.md). The TensorEngine loads their memories and starts kernels (EXE_LOCKSTEP) "
+            "through ports of its own. The MCORE sees these registers and, as the Wishbone region of the "
+            f"same name, the instruction memory: {imem_words} 32-bit words, read/write, one instruction "
+            "per word from word 0 (the TensorEngine's instruction fetch writes it too, with priority). "
+            "FUNC then START run a kernel without the TensorEngine (bring-up, tests); a TensorEngine "
+            "start has priority over a pending START."))
+
+        # Control registers (CSRs, created in bank-offset order).
+        assert config.pcore_private_words < 1 << 16 and config.pcore_shared_words < 1 << 16
+        self.info = CSRStatus(fields=[
+            CSRField("np", size=8, description="PCOREs (NP)"),
+            CSRField("nt", size=8, description="threads per PCORE (NT)"),
+            CSRField("vw", size=8, description="lanes per vector (VW)"),
+            CSRField("isa_version", size=8, description="PCORE instruction-set version"),
+        ], description="Geometry of the array (constant).")
+        self.meminfo = CSRStatus(fields=[
+            CSRField("private_words", size=16, description="private 16-bit words per thread and process space"),
+            CSRField("shared_words", size=16, description="shared 16-bit words per PCORE and process space"),
+        ], description="Data memory sizes (constant).")
+        self.imeminfo = CSRStatus(32, description=(
+            "Instruction memory size in 32-bit words (constant): the size of the Wishbone region ``pcore`` "
+            "divided by 4."))
+        self.func = CSRStorage(fields=[
+            CSRField("entry", size=16, description="entry address of the kernel in the instruction memory"),
+            CSRField("pcores", size=8, description="PCOREs that run it (0 or more than NP: all)"),
+            CSRField("threads", size=8, description="threads per PCORE that run it (0 or more than NT: all)"),
+        ], description="Function word of the kernel START runs (``spec.pcore_isa.function_word``).")
+        self.start = CSRStorage(fields=[
+            CSRField("process", size=1, description="process space the kernel runs on"),
+        ], description=(
+            "Writing starts the kernel of FUNC on the process space written (the write is the strobe). "
+            "A start written while the array is busy is queued (STATUS.pending) and taken when the array "
+            "is free; a second write while one is pending replaces it."))
+        self.status = CSRStatus(fields=[
+            CSRField("busy", size=2, description="bit p: a kernel runs on process space p"),
+            CSRField("pending", size=1, description="a START is queued, not yet taken"),
+        ], description="Kernel state; 0 when no kernel runs and none is queued.")
+        self.cycles = CSRStatus(32, description=(
+            "Clocks taken by the last (or running) kernel, start to last write-back."))
+        self.vops = CSRStatus(32, description=(
+            "Vector operations issued to active threads by the last kernel (per PCORE)."))
+        self.macs = CSRStatus(32, description=(
+            "Multiply-accumulate lane operations of the last kernel, summed over the array."))
 
         # # #
 
@@ -60,16 +99,23 @@ class PCOREArray(LiteXModule):
         self.te_imem_adr = Signal(max=imem_words)
         self.te_imem_dat_w = Signal(32)
 
-        self.doc = ModuleDoc(title="PCORE array", body=(
-            f"{config.np} PCOREs x {config.nt} threads x {config.vw} lanes running kernels in "
-            "lockstep. The bus window holds the control registers (word offsets "
-            + ", ".join(f"{n}={o}" for o, n, _, _ in REGISTERS)
-            + f") and, from word {imem_words}, the instruction memory. See docs/pcore.md."))
-
-        bus = self.bus
-        func = Signal(32)
         pending = Signal()
         pending_process = Signal()
+        self.comb += [
+            self.info.fields.np.eq(config.np),
+            self.info.fields.nt.eq(config.nt),
+            self.info.fields.vw.eq(config.vw),
+            self.info.fields.isa_version.eq(ISA_VERSION),
+            self.meminfo.fields.private_words.eq(config.pcore_private_words),
+            self.meminfo.fields.shared_words.eq(config.pcore_shared_words),
+            self.imeminfo.status.eq(imem_words),
+            self.status.fields.busy.eq(core.busy),
+            # (a START the CSR bank took in the previous clock counts as pending)
+            self.status.fields.pending.eq(pending | self.start.re),
+            self.cycles.status.eq(core.cycles),
+            self.vops.status.eq(core.vops),
+            self.macs.status.eq(core.macs),
+        ]
 
         # Kernel start: the TensorEngine has priority over the MCORE's START.
         self.comb += [
@@ -80,58 +126,42 @@ class PCOREArray(LiteXModule):
                 self.te_start_ready.eq(core.start_ready),
             ).Else(
                 core.start_valid.eq(pending),
-                core.start_func.eq(func),
+                core.start_func.eq(self.func.storage),
                 core.start_process.eq(pending_process),
             ),
         ]
+        self.sync += [
+            If(core.start_valid & core.start_ready & ~self.te_start_valid, pending.eq(0)),
+            # (after the clear: a START written in the clock a pending one is taken is queued)
+            If(self.start.re, pending.eq(1), pending_process.eq(self.start.fields.process)),
+        ]
 
-        # Bus access: two clocks to present the address, then ack.
-        idx = Signal(4)
-        is_imem = Signal()
+        # Instruction memory on the bus: two clocks to present the address,
+        # then ack; the TensorEngine's write port has priority.
+        bus = self.bus
+        aw = log2_int(imem_words)
         rport = core.seq.read_port()
         phase = Signal()
         bus_imem_we = Signal()
         self.comb += [
-            idx.eq(bus.adr[:4]),
-            is_imem.eq(bus.adr[log2_int(imem_words)]),
-            rport.adr.eq(bus.adr[:log2_int(imem_words)]),
-            bus_imem_we.eq(bus.cyc & bus.stb & ~bus.ack & phase & bus.we & is_imem & ~self.te_imem_we),
+            rport.adr.eq(bus.adr[:aw]),
+            bus_imem_we.eq(bus.cyc & bus.stb & ~bus.ack & phase & bus.we & ~self.te_imem_we),
             If(self.te_imem_we,
                 core.imem_we.eq(1), core.imem_adr.eq(self.te_imem_adr), core.imem_dat_w.eq(self.te_imem_dat_w)
             ).Else(
                 core.imem_we.eq(bus_imem_we), core.imem_adr.eq(rport.adr), core.imem_dat_w.eq(bus.dat_w)
             ),
         ]
-        info = config.np | (config.nt << 8) | (config.vw << 16) | (ISA_VERSION << 24)
-        assert config.pcore_private_words < 1 << 16 and config.pcore_shared_words < 1 << 16
-        meminfo = config.pcore_private_words | (config.pcore_shared_words << 16)
-        reg_read = Signal(32)
-        self.comb += Case(idx, {
-            REG["INFO"]: reg_read.eq(info),
-            REG["MEMINFO"]: reg_read.eq(meminfo),
-            REG["IMEMINFO"]: reg_read.eq(imem_words),
-            REG["FUNC"]: reg_read.eq(func),
-            REG["STATUS"]: reg_read.eq(Cat(core.busy, pending)),
-            REG["CYCLES"]: reg_read.eq(core.cycles),
-            REG["VOPS"]: reg_read.eq(core.vops),
-            REG["MACS"]: reg_read.eq(core.macs),
-            "default": reg_read.eq(0),
-        })
         self.sync += [
             bus.ack.eq(0),
-            If(core.start_valid & core.start_ready & ~self.te_start_valid, pending.eq(0)),
             If(~(bus.cyc & bus.stb), phase.eq(0)),   # an abandoned access restarts
             If(bus.cyc & bus.stb & ~bus.ack,
                 If(~phase,
                     phase.eq(1)
-                ).Elif(~(is_imem & bus.we & self.te_imem_we),
+                ).Elif(~(bus.we & self.te_imem_we),
                     phase.eq(0),
                     bus.ack.eq(1),
-                    bus.dat_r.eq(Mux(is_imem, rport.dat_r, reg_read)),
-                    If(bus.we & ~is_imem,
-                        If(idx == REG["FUNC"], func.eq(bus.dat_w)),
-                        If(idx == REG["START"], pending.eq(1), pending_process.eq(bus.dat_w[0])),
-                    ),
+                    bus.dat_r.eq(rport.dat_r),
                 ),
             ),
         ]
@@ -141,33 +171,40 @@ class PCOREArray(LiteXModule):
         return [str(generate_verilog(build_dir))]
 
 
-def c_header(base_name="PCORE"):
-    """C macros for the register map (word offsets)."""
-    lines = ["/* Generated from cores/pcore/soc.py: do not edit. */"]
-    for off, name, _, desc in REGISTERS:
-        lines.append(f"#define {base_name}_{name:<10} {off:2d}  /* {desc} */")
-    lines.append(f"#define {base_name}_ISA_VERSION {ISA_VERSION}")
-    return "\n".join(lines) + "\n"
-
-
 def add_pcore_array(soc, config, name="pcore", origin=None, imem_words=None, build_dir=None):
-    """Add the PCORE array to a LiteX ``soc`` as Wishbone slave ``name``.
-
-    The MyHDL lane datapath is converted into ``build_dir`` (default:
+    """Add the PCORE array to ``soc`` (a ``TensorSoC``) through its
+    ``add_core``: CSR bank ``name`` and the instruction memory as the
+    Wishbone region ``name`` (``origin``: None lets LiteX place it).  The
+    MyHDL lane datapath is converted into ``build_dir`` (default:
     ``build/pcore`` under the current directory) and added to the platform
     sources.  Returns the ``PCOREArray``."""
-    from litex.soc.integration.soc import SoCRegion
     array = PCOREArray(config, imem_words)
-    soc.add_module(name=name, module=array)
-    soc.bus.add_slave(name, array.bus, SoCRegion(origin=origin, size=array.size, cached=False))
     build_dir = Path(build_dir or Path("build") / "pcore")
-    for src in array.verilog_sources(build_dir):
-        soc.platform.add_source(src)
+    soc.add_core(name, array, slaves=[(name, array.bus, origin, array.size, "rw")],
+                 sources=array.verilog_sources(build_dir))
     return array
 
 
-def register_table_markdown():
-    """The register map as the Markdown table docs/pcore.md embeds."""
-    rows = ["| word offset | name | access | meaning |", "|---|---|---|---|"]
-    rows += [f"| {off} | `{name}` | {acc} | {desc} |" for off, name, acc, desc in REGISTERS]
+def _accessor(csr):
+    return f"pcore_{csr.name}_{'write' if isinstance(csr, CSRStorage) else 'read'}()"
+
+
+def _bits(f):
+    return f"{f.offset + f.size - 1}..{f.offset}" if f.size > 1 else f"{f.offset}"
+
+
+def register_table_markdown(config=None):
+    """The CSRs of the array (bank ``pcore``) as the Markdown table
+    docs/pcore.md embeds: read from the CSRs themselves (their order in the
+    bank, descriptions and fields)."""
+    from tensorsoc.spec.config import DEFAULT
+    array = PCOREArray(config or DEFAULT)
+    rows = ["| offset | register | access | C accessor | meaning |", "|---|---|---|---|---|"]
+    for i, csr in enumerate(array.get_csrs(sort=True)):
+        access = "rw" if isinstance(csr, CSRStorage) else "ro"
+        desc = " ".join(csr.description.split()).replace("``", "`")
+        fields = getattr(csr, "fields", None)
+        if fields is not None:
+            desc += " Fields: " + "; ".join(f"`{f.name}` ({_bits(f)}) {f.description}" for f in fields.fields) + "."
+        rows.append(f"| 0x{4 * i:02x} | `{csr.name.upper()}` | {access} | `{_accessor(csr)}` | {desc} |")
     return "\n".join(rows)

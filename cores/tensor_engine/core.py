@@ -84,18 +84,15 @@ def connect_pcore_array(te_engine, array):
 
 
 def add_tensor_engine(soc, config, name="tensor_engine", pcore_array=None, pcore_origin=None, build_dir=None):
-    """Add the TensorEngine (CSRs ``name``, a Wishbone DMA master over main
-    RAM) and the PCORE array it drives (``pcore_array``, or a new one added
-    with ``tensorsoc.cores.pcore.soc.add_pcore_array``).  Returns (engine, array)."""
+    """Add the TensorEngine to ``soc`` (a ``TensorSoC``) through its
+    ``add_core``: CSRs ``name`` and a Wishbone DMA master over main RAM, with
+    the PCORE array it drives (``pcore_array``, or a new one added with
+    ``tensorsoc.cores.pcore.soc.add_pcore_array``).  Returns (engine, array)."""
     if pcore_array is None:
         from tensorsoc.cores.pcore.soc import add_pcore_array
         pcore_array = add_pcore_array(soc, config, origin=pcore_origin, build_dir=build_dir)
     ddr_base = soc.mem_map["main_ram"]
     engine = TensorEngine(config, ddr_base=ddr_base, ddr_size=config.main_ram_size)
-    if hasattr(soc, "add_core"):
-        soc.add_core(name, engine, masters=[engine.bus])
-    else:
-        soc.add_module(name=name, module=engine)
-        soc.bus.add_master(name=f"{name}_dma", master=engine.bus)
+    soc.add_core(name, engine, masters=[engine.bus])
     soc.comb += connect_pcore_array(engine, pcore_array)
     return engine, pcore_array

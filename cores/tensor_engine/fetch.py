@@ -135,16 +135,13 @@ class TEFetch(LiteXModule):
 
 
 def add_tensor_engine_fetch(soc, engine, pcore_array=None, name="tensor_engine_fetch"):
-    """Add a ``TEFetch`` (CSRs ``name``, a Wishbone master on the SoC bus)
-    feeding ``engine``'s (core.TensorEngine) instruction queue and, with
+    """Add a ``TEFetch`` to ``soc`` (a ``TensorSoC``) through its
+    ``add_core``: CSRs ``name``, a Wishbone master on the SoC bus, feeding
+    ``engine``'s (core.TensorEngine) instruction queue and, with
     ``pcore_array`` (cores.pcore.soc.PCOREArray), its instruction memory."""
     imem_words = pcore_array.imem_words if pcore_array is not None else DEFAULT.pcore_imem_words
     fetch = TEFetch(imem_words=imem_words)
-    if hasattr(soc, "add_core"):
-        soc.add_core(name, fetch, masters=[fetch.bus])
-    else:
-        soc.add_module(name=name, module=fetch)
-        soc.bus.add_master(name=f"{name}_dma", master=fetch.bus)
+    soc.add_core(name, fetch, masters=[fetch.bus])
     soc.comb += [
         engine.dma_we.eq(fetch.q_we),
         engine.dma_data.eq(fetch.q_data),

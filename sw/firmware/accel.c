@@ -7,7 +7,6 @@
 #include <generated/mem.h>
 #include <tensorsoc_config.h>
 #include <model_image.h>
-#include <pcore_regs.h>
 
 #include "accel.h"
 #include "console.h"
@@ -15,9 +14,14 @@
 #include "te_trace.h"
 #include "ztam.h"
 
-#if defined(CSR_TENSOR_ENGINE_BASE) && defined(PCORE_BASE)
+/* The PCORE array (cores/pcore/soc.py): its registers are LiteX CSRs (bank
+ * pcore, csr.h's pcore_*_read/write), its instruction memory the Wishbone
+ * region pcore (mem.h's PCORE_BASE), one 32-bit instruction per word. */
+#if defined(CSR_TENSOR_ENGINE_BASE) && defined(CSR_PCORE_BASE) && defined(PCORE_BASE)
 #define HAVE_ACCEL 1
-static volatile uint32_t *const pcore = (volatile uint32_t *)PCORE_BASE;
+static volatile uint32_t *const pcore_imem = (volatile uint32_t *)PCORE_BASE;
+/* INFO without its ISA version: NP, NT, VW as the image's geometry word holds them. */
+#define PCORE_GEOMETRY_MASK ((1u << CSR_PCORE_INFO_ISA_VERSION_OFFSET) - 1)
 #else
 #define HAVE_ACCEL 0
 #endif
@@ -121,7 +125,7 @@ static struct {
 	uint32_t crc, length;
 	uint8_t why;                        /* section-wide reason, or ACCEL_RAN */
 	uint8_t resident;                   /* every kernel in the instruction memory */
-	uint32_t imem_words;                /* PCORE IMEMINFO: its size, and its word offset in the window */
+	uint32_t imem_words;                /* PCORE IMEMINFO: the instruction memory's size in words */
 	const volatile uint32_t *rec[ACCEL_INDEX_OPS];
 } ix;
 
@@ -136,9 +140,9 @@ static const volatile uint32_t *accel_section(const volatile uint32_t *image, ui
 	if (off % 4 || off + 4 * MODEL_ACCEL_WORDS > len)
 		WHY(ACCEL_MALFORMED);
 	const volatile uint32_t *a = payload + off / 4;
-	if (a[MODEL_ACCEL_W_GEOMETRY] != (pcore[PCORE_INFO] & 0xffffff))
+	if (a[MODEL_ACCEL_W_GEOMETRY] != (pcore_info_read() & PCORE_GEOMETRY_MASK))
 		WHY(ACCEL_OTHER_GEOMETRY);
-	if (a[MODEL_ACCEL_W_MEMORY] != pcore[PCORE_MEMINFO])
+	if (a[MODEL_ACCEL_W_MEMORY] != pcore_meminfo_read())
 		WHY(ACCEL_OTHER_MEMORY);
 	if (a[MODEL_ACCEL_W_MODEL_WINDOW] != (uint32_t)(uintptr_t)image)
 		WHY(ACCEL_OTHER_WINDOW);
@@ -195,7 +199,7 @@ static int index_record(const volatile uint32_t *r, void *ctx)
 static int load_code(const volatile uint32_t *r, void *ctx)
 {
 	(void)ctx;
-	volatile uint32_t *imem = pcore + ix.imem_words + r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
+	volatile uint32_t *imem = pcore_imem + r[MODEL_ACCEL_REC_W_CODE_ORIGIN];
 	const volatile uint32_t *code = r + MODEL_ACCEL_REC_WORDS;
 	for (uint32_t i = 0; i < r[MODEL_ACCEL_REC_W_CODE_WORDS]; i++)
 		imem[i] = code[i];
@@ -234,7 +238,7 @@ static void accel_prepare(const volatile uint32_t *image)
 #if HAVE_ACCEL
 	if (!a)
 		return;
-	ix.imem_words = pcore[PCORE_IMEMINFO];
+	ix.imem_words = pcore_imeminfo_read();
 	ix.resident = a[MODEL_ACCEL_W_KERNELS_RESIDENT] == 1;
 	ix.why = walk_records(image, a, index_record, 0);
 	if (ix.why != ACCEL_RAN)

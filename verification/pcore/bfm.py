@@ -1,8 +1,9 @@
 """Bus-functional model of the PCORE array's ports, for cocotb.
 
 Owns the pins of ``pcore_array_top`` (verification/pcore/build.py): the
-TensorEngine data port, kernel start, instruction-memory write port and the
-MCORE's Wishbone slave.  Each method drives one transaction type at the rate
+TensorEngine data port, kernel start, instruction-memory write port, and
+the MCORE's side: the array's CSR bank on a LiteX CSR bus and its
+instruction memory's Wishbone slave.  Each method drives one transaction type at the rate
 the hardware allows (one vector per clock on each channel of the TensorEngine
 port).
 """
@@ -15,7 +16,7 @@ import cocotb
 
 from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
-from tensorsoc.cores.pcore.soc import REG
+from tensorsoc.verification.pcore.build import csr_map
 
 
 def pack(lanes):
@@ -39,6 +40,7 @@ class PcoreArrayBFM:
         self.config = config
         self.imem_words = imem_words or config.pcore_imem_words
         self.clk = dut.sys_clk
+        self.csr = csr_map(config, self.imem_words)   # CSR name -> address on the CSR bus
 
     async def start(self):
         cocotb.start_soon(Clock(self.clk, 10, unit="ns").start())
@@ -46,7 +48,7 @@ class PcoreArrayBFM:
         for s in [getattr(d, f"te_{n}") for n in TEPort.OUT] + [
                   d.te_start_valid, d.te_start_func, d.te_start_process,
                   d.te_imem_we, d.te_imem_adr, d.te_imem_dat_w, d.wb_cyc, d.wb_stb, d.wb_we,
-                  d.wb_adr, d.wb_dat_w, d.wb_sel]:
+                  d.wb_adr, d.wb_dat_w, d.wb_sel, d.csr_adr, d.csr_re, d.csr_we, d.csr_dat_w]:
             s.value = 0
         d.sys_rst.value = 1
         for _ in range(3):
@@ -169,8 +171,31 @@ class PcoreArrayBFM:
             await RisingEdge(self.clk)
         raise TimeoutError("kernel did not finish")
 
-    # -- Wishbone (MCORE side) --------------------------------------------------------
+    # -- MCORE side: CSRs (LiteX CSR bus) and the instruction memory (Wishbone) --------
+    async def csr_read(self, name):
+        """Read CSR ``name`` (``info`` ... ``macs``): address and read strobe
+        for one clock, the bank's registered data after it."""
+        d = self.dut
+        d.csr_adr.value = self.csr[name]
+        d.csr_re.value = 1
+        await RisingEdge(self.clk)
+        d.csr_re.value = 0
+        await ReadOnly()
+        value = int(d.csr_dat_r.value)
+        await RisingEdge(self.clk)
+        return value
+
+    async def csr_write(self, name, value):
+        """Write CSR ``name``: address, data and write strobe for one clock."""
+        d = self.dut
+        d.csr_adr.value = self.csr[name]
+        d.csr_dat_w.value = value
+        d.csr_we.value = 1
+        await RisingEdge(self.clk)
+        d.csr_we.value = 0
+
     async def wb_access(self, word_adr, data=None):
+        """One Wishbone access to the instruction memory (word address)."""
         d = self.dut
         d.wb_cyc.value = 1
         d.wb_stb.value = 1
@@ -190,18 +215,12 @@ class PcoreArrayBFM:
                 return value
         raise TimeoutError("no Wishbone ack")
 
-    async def wb_read_reg(self, name):
-        return await self.wb_access(REG[name])
-
-    async def wb_write_reg(self, name, value):
-        await self.wb_access(REG[name], value)
-
     async def wb_load_program(self, words, base=0):
         for i, w in enumerate(words):
-            await self.wb_access(self.imem_words + base + i, w)
+            await self.wb_access(base + i, w)
 
     async def counters(self):
-        return {n.lower(): await self.wb_read_reg(n) for n in ("CYCLES", "VOPS", "MACS")}
+        return {n: await self.csr_read(n) for n in ("cycles", "vops", "macs")}
 
 
 def function_word(entry, np=0, nt=0):

@@ -1,6 +1,11 @@
 """Generate the Verilog of a stand-alone PCORE array (cocotb top) and build
 it with Verilator through cocotb's Python runner.
 
+The top is the ``PCOREArray`` with its CSR bank, made by LiteX's
+``CSRBankArray`` as in a SoC: the testbench reaches the registers through
+the bank's CSR bus (``csr_*`` ports, word addresses from ``csr_map``) and
+the instruction memory through the array's Wishbone slave (``wb_*``).
+
 Build directories live under ``build/`` in the repository (gitignored).
 """
 
@@ -10,30 +15,61 @@ from pathlib import Path
 
 from migen.fhdl import verilog
 
+from litex.gen import LiteXModule
+from litex.soc.interconnect.csr_bus import CSRBankArray
+
 from tensorsoc.cores.pcore.lane import generate_verilog
 from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.pcore.soc import PCOREArray
 
 REPO = Path(__file__).resolve().parents[2]
 TOPLEVEL = "pcore_array_top"
+CSR_DATA_WIDTH = 32          # the SoC's (LiteX's default csr_data_width)
 
 
-def _ios(array):
+class PCOREArrayTop(LiteXModule):
+    """``PCOREArray`` (submodule ``pcore``) and its CSR bank at bank 0 of a
+    32-bit CSR bus.  ``csr_map``: CSR name -> word address on ``csr``."""
+
+    def __init__(self, config, imem_words=None):
+        self.pcore = array = PCOREArray(config, imem_words)
+        self.csrbankarray = banks = CSRBankArray(self, lambda name, memory: 0 if name == "pcore" and memory is None
+                                                 else None, data_width=CSR_DATA_WIDTH, address_width=14)
+        (_, csrs, _, bank), = banks.banks
+        self.csr = bank.bus
+        self.csr_map, adr = {}, 0
+        for c in csrs:
+            self.csr_map[c.name] = adr
+            adr += len(c.get_simple_csrs())
+
+
+def csr_map(config, imem_words=None):
+    """CSR name (``info`` ... ``macs``) -> word address on the top's CSR bus."""
+    return PCOREArrayTop(config, imem_words).csr_map
+
+
+def _ios(top):
+    array = top.pcore
     te = array.te
     bus = array.bus
+    csr = top.csr
     sigs = {bus.adr, bus.dat_w, bus.dat_r, bus.sel, bus.cyc, bus.stb, bus.ack, bus.we,
+            csr.adr, csr.re, csr.we, csr.dat_w, csr.dat_r,
             *(getattr(te, n) for n in TEPort.OUT + TEPort.IN), array.busy,
             array.te_start_valid, array.te_start_ready, array.te_start_func, array.te_start_process,
             array.te_imem_we, array.te_imem_adr, array.te_imem_dat_w}
     return sigs
 
 
-def _name_ports(array):
+def _name_ports(top):
+    array = top.pcore
     te = array.te
     for n in TEPort.OUT + TEPort.IN:
         getattr(te, n).name_override = f"te_{n}"
     for n in ("adr", "dat_w", "dat_r", "sel", "cyc", "stb", "ack", "we"):
         getattr(array.bus, n).name_override = f"wb_{n}"
+    for n in ("adr", "re", "we", "dat_w", "dat_r"):
+        getattr(top.csr, n).name_override = f"csr_{n}"
     array.busy.name_override = "busy"
     for n in ("te_start_valid", "te_start_ready", "te_start_func", "te_start_process",
               "te_imem_we", "te_imem_adr", "te_imem_dat_w"):
@@ -44,11 +80,11 @@ def generate(config, build_dir, imem_words=None):
     """Write the array top and the lane Verilog; returns the source list."""
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
-    array = PCOREArray(config, imem_words)
-    _name_ports(array)
-    top = build_dir / f"{TOPLEVEL}.v"
-    verilog.convert(array, ios=_ios(array), name=TOPLEVEL).write(str(top))
-    return [str(generate_verilog(build_dir)), str(top)]
+    top = PCOREArrayTop(config, imem_words)
+    _name_ports(top)
+    out = build_dir / f"{TOPLEVEL}.v"
+    verilog.convert(top, ios=_ios(top), name=TOPLEVEL).write(str(out))
+    return [str(generate_verilog(build_dir)), str(out)]
 
 
 def build_dir_for(config, imem_words=None):

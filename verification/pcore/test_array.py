@@ -33,20 +33,23 @@ async def _setup(dut):
     return bfm
 
 
-async def run_workload(bfm, wl, process, np_=0, nt=0, via_wishbone=False):
-    """Load, run and read back one workload; returns a dict of results."""
+async def run_workload(bfm, wl, process, np_=0, nt=0, via_mcore=False):
+    """Load, run and read back one workload; returns a dict of results.
+    ``via_mcore``: the program over the Wishbone slave and the kernel started
+    with the FUNC and START CSRs, as the MCORE does; else through the
+    TensorEngine's ports."""
     prog = wl.assemble()
-    if via_wishbone:
+    if via_mcore:
         await bfm.wb_load_program(prog.words)
     else:
         await bfm.te_load_program(prog.words)
     await bfm.write_private(process, wl.private)
     await bfm.write_shared(process, wl.shared)
     func = isa.function_word(wl.entry, np_, nt)
-    if via_wishbone:
-        await bfm.wb_write_reg("FUNC", func)
-        await bfm.wb_write_reg("START", process)
-        while (await bfm.wb_read_reg("STATUS")) != 0:
+    if via_mcore:
+        await bfm.csr_write("func", func)
+        await bfm.csr_write("start", process)
+        while (await bfm.csr_read("status")) != 0:
             pass
     else:
         await bfm.te_start(func, process)
@@ -78,22 +81,49 @@ def _compare(wl, r, check_reference=True):
 
 
 @cocotb.test()
-async def test_wishbone_control(dut):
-    """Registers, instruction memory read-back and a kernel started by the MCORE."""
+async def test_mcore_control(dut):
+    """The MCORE's side: the CSRs (constants, FUNC/START/STATUS, counters),
+    instruction memory write and read-back over Wishbone, a kernel started by
+    START, and a START written while busy: queued (STATUS.pending), then taken."""
     bfm = await _setup(dut)
     c = bfm.config
-    info = await bfm.wb_read_reg("INFO")
+    info = await bfm.csr_read("info")
     assert info == c.np | (c.nt << 8) | (c.vw << 16) | (ISA_VERSION << 24), hex(info)
-    assert await bfm.wb_read_reg("MEMINFO") == c.pcore_private_words | (c.pcore_shared_words << 16)
-    assert await bfm.wb_read_reg("IMEMINFO") == bfm.imem_words
+    assert await bfm.csr_read("meminfo") == c.pcore_private_words | (c.pcore_shared_words << 16)
+    assert await bfm.csr_read("imeminfo") == bfm.imem_words
+    assert await bfm.csr_read("status") == 0
     rng = np.random.default_rng(7)
     words = [int(x) for x in rng.integers(0, 1 << 32, size=16, dtype=np.uint64)]
     await bfm.wb_load_program(words, base=100)
-    back = [await bfm.wb_access(bfm.imem_words + 100 + i) for i in range(16)]
+    back = [await bfm.wb_access(100 + i) for i in range(16)]
     assert back == words
+    await bfm.csr_write("func", 0x0201_0064)
+    assert await bfm.csr_read("func") == 0x0201_0064
     wl = workloads.eltwise_add(c, rng=np.random.default_rng(8), N=32)
-    r = await run_workload(bfm, wl, process=1, via_wishbone=True)
+    r = await run_workload(bfm, wl, process=1, via_mcore=True)
     errors = _compare(wl, r)
+    assert not errors, "\n".join(errors)
+
+    # Queued start: the same kernel on both process spaces, the second START
+    # written while the first kernel runs.
+    wl0 = workloads.eltwise_add(c, rng=np.random.default_rng(9), N=32)
+    wl1 = workloads.eltwise_add(c, rng=np.random.default_rng(10), N=32)
+    for p, w in ((0, wl0), (1, wl1)):
+        await bfm.write_private(p, w.private)
+        await bfm.write_shared(p, w.shared)
+    await bfm.csr_write("func", isa.function_word(wl0.entry))
+    await bfm.csr_write("start", 1)
+    assert await bfm.csr_read("status") in (0b100, 0b010), "START not taken"
+    await bfm.csr_write("start", 0)
+    status = await bfm.csr_read("status")
+    assert status == 0b110, f"STATUS {status:#05b}: want busy on process 1 and a start pending"
+    seen = set()
+    while status:
+        seen.add(status)
+        status = await bfm.csr_read("status")
+    assert 0b001 in seen, f"the queued kernel never ran on process 0 (STATUS seen: {sorted(seen)})"
+    for p, w in ((0, wl0), (1, wl1)):
+        errors += w.mismatches(await bfm.read_private(p))
     assert not errors, "\n".join(errors)
 
 
