@@ -2,14 +2,19 @@
 and C headers from its one definition in Python; `--check` changes nothing
 and fails, naming them, when sections are stale (tests/test_docs.py runs it).
 
-Three kinds of section:
+Four kinds of section:
 
 * a whole file (the tensor instruction set's page and C header);
+* the files of a generated folder: docs/soc/, LiteX's documentation
+  generator (``litex.soc.doc.generate_docs``) run on the default simulation
+  SoC, i.e. every core's ``ModuleDoc`` and the CSR register map; a file of
+  that folder the generator no longer writes is stale too (and removed);
 * a marked block of a Markdown page, between ``<!-- generated: NAME -->``
   and ``<!-- end generated -->`` (NAME says where it comes from);
 * the generated block of a hand-written C header (te_trace.h).
 """
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +40,50 @@ def _generators():
 class Section:
     path: str            # relative to the checkout
     name: str            # what it is generated from
-    text: str            # the file with this section regenerated
+    text: str            # the file with this section regenerated (None: the file must not exist)
+
+
+SOC_DOCS = "docs/soc"
+SOC_DOCS_NAME = "litex.soc.doc.generate_docs(default simulation SoC)"
+
+
+@functools.lru_cache(maxsize=1)
+def soc_docs():
+    """LiteX's documentation generator on the default simulation SoC (what
+    ``make sim`` builds): {file name: text} of the reStructuredText it
+    writes, one page per CSR bank (the module's ModuleDocs, then its
+    registers with addresses and fields), the interrupts and an index.
+    Left out: its Sphinx conf.py (it holds the current year) and the
+    WaveDrom scripts it copies from LiteX.  Nothing in the pages depends on
+    the build folder or the time (the Verilog of the lanes is written to a
+    temporary folder)."""
+    import contextlib
+    import io
+    import tempfile
+    from litex.soc.doc import generate_docs
+    from tensorsoc.soc.builder import make_sim_soc
+    from tensorsoc.spec.config import DEFAULT
+    with tempfile.TemporaryDirectory() as tmp:
+        soc = make_sim_soc(DEFAULT, gateware_dir=Path(tmp) / "gateware")
+        soc.finalize()
+        out = Path(tmp) / "doc"
+        with contextlib.redirect_stdout(io.StringIO()):       # its notes on memories in CSR space
+            generate_docs(soc, str(out), project_name="tensorsoc", author="tensorsoc", quiet=True)
+        pages = {p.name: p.read_text() for p in sorted(out.iterdir()) if p.is_file() and p.suffix == ".rst"}
+        others = sorted(p.name for p in out.iterdir() if p.is_file() and p.suffix not in (".rst", ".py"))
+    if others:     # a Markdown ModuleDoc: LiteX names its file after hash(title), which varies per run
+        raise ValueError(f"LiteX's documentation generator wrote {others}: only reStructuredText is kept")
+    return pages
+
+
+def _soc_docs_sections(root):
+    pages = soc_docs()
+    out = [Section(f"{SOC_DOCS}/{name}", SOC_DOCS_NAME, text) for name, text in pages.items()]
+    folder = Path(root) / SOC_DOCS
+    if folder.is_dir():
+        out += [Section(f"{SOC_DOCS}/{p.name}", SOC_DOCS_NAME, None)
+                for p in sorted(folder.iterdir()) if p.is_file() and p.name not in pages]
+    return out
 
 
 def _whole_files():
@@ -82,6 +130,7 @@ def sections(root=REPO):
     s = (root / header).read_text()
     a, b = s.index(te_trace.C_BEGIN), s.index(te_trace.C_END) + len(te_trace.C_END)
     out.append(Section(header, "tensorsoc.sw.te_trace.c_defines()", s[:a] + te_trace.c_defines() + s[b:]))
+    out += _soc_docs_sections(root)
     return out
 
 
@@ -96,9 +145,15 @@ def regenerate(root=REPO, check=False):
     stale = []
     for path, text in final.items():
         p = root / path
-        if p.read_text() != text:
+        current = p.read_text() if p.exists() else None
+        if current != text:
             stale.append((path, names[path]))
-            if not check:
+            if check:
+                continue
+            if text is None:
+                p.unlink()
+            else:
+                p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_text(text)
     return stale
 
@@ -108,7 +163,8 @@ def register(groups):
         "docs", help="regenerate the generated sections of docs/ and the C headers (make docs)",
         description="Regenerate every generated section of the docs and C headers from its definition in "
                     "Python (the instruction set, host protocol, register maps, board configurations, FPGA "
-                    "budgets, trace format). --check writes nothing and exits 1 when a section is stale.")
+                    "budgets, trace format) and docs/soc/ with LiteX's documentation generator (the cores' "
+                    "module docs and the SoC's CSR register map). --check writes nothing and exits 1 when a section is stale.")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 and name the stale sections")
 
     def run(args):

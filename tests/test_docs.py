@@ -12,7 +12,7 @@ def test_every_generated_section_is_current():
 
 
 def _copy(tmp_path):
-    paths = {s.path for s in docs.sections()}
+    paths = {s.path for s in docs.sections() if s.text is not None}
     for p in paths:
         (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(docs.REPO / p, tmp_path / p)
@@ -22,7 +22,7 @@ def _copy(tmp_path):
 def test_a_stale_section_is_named_then_regenerated(tmp_path):
     paths = _copy(tmp_path)
     assert {"docs/host_protocol.md", "docs/fpga.md", "docs/pcore.md", "docs/tensor_isa.md",
-            "sw/runtime/ztam_isa.h", "sw/runtime/te_trace.h"} <= paths
+            "sw/runtime/ztam_isa.h", "sw/runtime/te_trace.h", "docs/soc/index.rst", "docs/soc/pcore.rst"} <= paths
     page = tmp_path / "docs" / "fpga.md"
     text = page.read_text()
     page.write_text(text.replace("| peak MACs per clock (NP x VW) | 4 |", "| peak MACs per clock (NP x VW) | 5 |"))
@@ -34,3 +34,33 @@ def test_a_stale_section_is_named_then_regenerated(tmp_path):
     assert page.read_text() != text                       # --check wrote nothing
     docs.regenerate(tmp_path)
     assert page.read_text() == text and docs.regenerate(tmp_path, check=True) == []
+
+
+def test_the_rendered_register_map_is_checked(tmp_path):
+    """docs/soc/ (LiteX's generate_docs on the default simulation SoC): a
+    changed page, a page it no longer writes and a missing page are stale;
+    regenerating restores the folder exactly."""
+    _copy(tmp_path)
+    soc = tmp_path / "docs" / "soc"
+    pcore = (soc / "pcore.rst").read_text()
+    assert "PCORE_STATUS" in pcore and "PCORE array" in pcore            # the CSRs and the module doc
+    assert "PCORE_FUNC" in pcore and "THREADS" in pcore                  # a field
+    (soc / "pcore.rst").write_text(pcore.replace("PCORE_STATUS", "PCORE_STATE"))
+    (soc / "uart.rst").unlink()
+    (soc / "old_core.rst").write_text("OLD\n")
+    stale = dict(docs.regenerate(tmp_path, check=True))
+    assert set(stale) == {"docs/soc/pcore.rst", "docs/soc/uart.rst", "docs/soc/old_core.rst"}
+    assert stale["docs/soc/pcore.rst"] == [docs.SOC_DOCS_NAME]
+    docs.regenerate(tmp_path)
+    assert (soc / "pcore.rst").read_text() == pcore and (soc / "uart.rst").exists()
+    assert not (soc / "old_core.rst").exists() and docs.regenerate(tmp_path, check=True) == []
+
+
+def test_the_rendered_register_map_is_deterministic():
+    """No time, no absolute path, no build folder in the pages."""
+    import re
+    pages = docs.soc_docs()
+    assert {"index.rst", "pcore.rst", "tensor_engine.rst", "tensor_engine_fetch.rst", "host_port.rst"} <= set(pages)
+    for name, text in pages.items():
+        assert str(docs.REPO) not in text and "/tmp" not in text, name
+        assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), name
