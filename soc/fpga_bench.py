@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tensorsoc.soc.builder import ROOT, BuildError
+from tensorsoc.spec.host_protocol import Window
+from tensorsoc.spec.config import DEFAULT
+from tensorsoc.spec.errors import UserError
 
 DEVICE = "LFE5U-85F-6BG381C"          # the ULX3S's FPGA
 NEXTPNR_DEVICE = ("--85k", "--package", "CABGA381", "--speed", "6")
@@ -138,7 +141,6 @@ def _host_port(config, build_dir):
     from tensorsoc.cores.host_spi.core import HostSPISlave
     from tensorsoc.cores.host_spi.pins import pins_record
     from tensorsoc.soc.tensorsoc import MEM_MAP
-    from tensorsoc.spec.host_protocol import Window
     w = config.windows(MEM_MAP["main_ram"])
     windows = {Window.MODEL: w["model"], Window.TENSOR: w["tensor"], Window.SERVER: w["server"]}
     pads = pins_record("host_spi")
@@ -455,8 +457,6 @@ def table_markdown(results):
 # Command line -----------------------------------------------------------------
 
 def cmd_bench_fpga(args):
-    from tensorsoc.spec.config import DEFAULT
-    from tensorsoc.spec.errors import UserError
     config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
     if args.list:
         for b in BLOCKS.values():

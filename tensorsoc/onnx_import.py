@@ -34,6 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tensorsoc.sw.model import layout as L
+from tensorsoc.sw.model import dataset as D
+from tensorsoc.verification.golden import dataset as GD
+from tensorsoc.sw.model.frontend import DEFAULT_FRAC_BITS, parse_model
+from tensorsoc.sw.model.yamlsrc import ModelError
 
 SUPPORTED = ("Conv, Gemm, MatMul (+ Add of a constant bias), BatchNormalization (after Conv/Gemm/MatMul), "
              "Relu, Tanh, MaxPool, Flatten, Reshape (to [N, features]), Identity, Dropout")
@@ -415,7 +420,6 @@ class Plan:
 def plan_network(net, vw):
     """Pads every channel / feature count to VW and converts the constants."""
     p = Plan()
-    from tensorsoc.sw.model import layout as L
     s = net.input_shape
     if s[0] == "chw":
         c, h, w = s[1:]
@@ -546,11 +550,6 @@ def import_onnx(onnx_path, out_yaml, config, calibrate=None, frac_bits=None, n_c
     """ONNX file -> YAML model + .npy constants; ``calibrate``: samples
     (N, *sample shape) that choose frac_bits (else ``frac_bits`` or 8).  The
     float model of the result is checked against onnx.reference."""
-    from tensorsoc.sw.model import dataset as D
-    from tensorsoc.verification.golden import dataset as GD
-    from tensorsoc.sw.model import layout as L
-    from tensorsoc.sw.model.frontend import DEFAULT_FRAC_BITS, parse_model
-    from tensorsoc.sw.model.yamlsrc import ModelError
     net = parse_network(read_onnx(onnx_path), onnx_path)
     plan = plan_network(net, config.vw)
     out_yaml = Path(out_yaml)

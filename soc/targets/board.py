@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from tensorsoc.spec.config import SoCConfig
+from tensorsoc.soc.builder import quiet_litex
 
 
 # The host protocol's fastest SCLK (inference-engine datasheet: 20 ns cycle).
@@ -55,7 +56,6 @@ class BoardTarget:
         written to ``build_dir``)."""
         from migen import If
         from litedram.phy import GENSDRPHY
-        from tensorsoc.soc.builder import quiet_litex
         from tensorsoc.soc.targets.crg import ECP5CRG
         from tensorsoc.soc.targets.host_spi_pins import HostSPIPins
         from tensorsoc.soc.targets.sdram_init import SDRAMInit

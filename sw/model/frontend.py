@@ -20,6 +20,7 @@ from tensorsoc.sw.model import fields as F
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model import sources
 from tensorsoc.sw.model.yamlsrc import ModelError, YList, YMap, load
+from tensorsoc.sw.model.dataset import parse_io
 
 DEFAULT_FRAC_BITS = 8
 INPUT_ALIGN = 4                  # host data start on word boundaries (WTensor/RTensor move words)
@@ -237,7 +238,6 @@ class _Parser:
         sequences = [self._sequence(i + 1, s, seqs.lines[i]) for i, s in enumerate(seqs)]
         ordered = self._order(sequences)
         model = self._semantics(ordered)
-        from tensorsoc.sw.model.dataset import parse_io
         model.io = parse_io(model, doc.get("io"), self.file)
         return model
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tensorsoc.sw.host.device import DeviceError, DeviceTimeout, ProtocolUsageError, SyncDevice
 from tensorsoc.sw.host.transport import TransportError
+from tensorsoc.spec.errors import UserError
 
 
 def open_transport(args):
@@ -20,7 +21,6 @@ def open_transport(args):
 
 
 def _read_file(path):
-    from tensorsoc.spec.errors import UserError
     try:
         return Path(path).read_bytes()
     except OSError as e:
@@ -53,7 +53,6 @@ def _infer_many(dev, args, out):
     prediction (argmax of the model's real outputs) and the accuracy."""
     import json
     import numpy as np
-    from tensorsoc.spec.errors import UserError
     from tensorsoc.sw.model import dataset as D
     from tensorsoc.sw.model.compiler import compile_model
     from tensorsoc.sw.model.frontend import load_model
@@ -93,7 +92,6 @@ def _write_tensor_out(data, args, out):
 
 
 def run(args, out=None):
-    from tensorsoc.spec.errors import UserError
     out = out or sys.stdout
     try:
         transport = open_transport(args)

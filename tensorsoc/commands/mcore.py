@@ -6,6 +6,7 @@ import sys
 from tensorsoc.spec.errors import UserError
 
 from tensorsoc.sw.mcore import symbols as symbols_mod
+from tensorsoc.spec.tensor_isa import c_header
 
 
 def _symbols(path):
@@ -66,14 +67,12 @@ def cmd_expand(args):
 
 def write_header(path):
     """Write the generated C header of the instruction format (``ztam_isa.h``)."""
-    from tensorsoc.spec.tensor_isa import c_header
     with open(path, "w") as f:
         f.write(c_header())
 
 
 def cmd_header(args):
     if args.output == "-":
-        from tensorsoc.spec.tensor_isa import c_header
         sys.stdout.write(c_header())
     else:
         write_header(args.output)

@@ -6,10 +6,11 @@ from pathlib import Path
 import numpy as np
 
 from tensorsoc.spec.config import ConfigError, SoCConfig
+from tensorsoc.spec.errors import UserError
+from tensorsoc.spec import model_image as mi
 
 
 def _user_error(msg):
-    from tensorsoc.spec.errors import UserError
     return UserError(msg)
 
 
@@ -210,7 +211,6 @@ def cmd_import(args):
 
 
 def cmd_decode(args):
-    from tensorsoc.spec import model_image as mi
     try:
         d = mi.decode_image(Path(args.image).read_bytes())
     except (OSError, mi.ModelImageError) as e:
@@ -223,7 +223,6 @@ def cmd_decode(args):
 
 
 def cmd_header(args):
-    from tensorsoc.spec import model_image as mi
     text = mi.c_header()
     if args.output:
         Path(args.output).write_text(text)

@@ -5,13 +5,13 @@ import sys
 from pathlib import Path
 
 from tensorsoc.spec.config import ConfigError, SoCConfig
+from tensorsoc.spec.errors import UserError
 
 
 def _config(args):
     over = {k: v for k, v in (("np", args.np), ("nt", args.nt), ("vw", args.vw),
                               ("pcore_private_words", args.private_words),
                               ("pcore_shared_words", args.shared_words)) if v is not None}
-    from tensorsoc.spec.errors import UserError
     try:
         return SoCConfig().with_overrides(**over)
     except ConfigError as e:
@@ -34,7 +34,6 @@ def _define(text):
 
 
 def cmd_asm(args):
-    from tensorsoc.spec.errors import UserError
     from tensorsoc.sw.pcore.asm import AsmError, assemble
     for f in args.files:
         if not Path(f).is_file():
@@ -56,7 +55,6 @@ def cmd_asm(args):
 
 
 def cmd_bench(args):
-    from tensorsoc.spec.errors import UserError
     from tensorsoc.verification.pcore.bench import format_report, run_bench
     rep = run_bench(_config(args))
     print(format_report(rep))

@@ -4,6 +4,7 @@ import sys
 import time
 
 from tensorsoc.spec.config import DEFAULT
+from tensorsoc.spec.errors import UserError
 
 # What `--sdram BOARD` takes from the board besides its SDRAM.
 MEMORY_FIELDS = ("main_ram_size", "model_window_size", "tensor_window_size", "server_window_size")
@@ -13,7 +14,6 @@ def _sim_build(args):
     """The SimBuild the arguments name (configuration, --sdram, --build-dir)."""
     from tensorsoc.soc.builder import SimBuild, BuildError, parse_sim_sdram, sim_sdram_board
     from tensorsoc.soc.targets import TARGETS
-    from tensorsoc.spec.errors import UserError
     base = DEFAULT
     if getattr(args, "sdram", None) and sim_sdram_board(args.sdram):
         # A board's SDRAM comes with the board's main RAM size and host
@@ -43,7 +43,6 @@ def _add_config_args(p):
 
 def cmd_generate(args):
     from tensorsoc.soc.builder import BuildError
-    from tensorsoc.spec.errors import UserError
     build = _sim_build(args)
     try:
         build.generate()
@@ -54,7 +53,6 @@ def cmd_generate(args):
 
 
 def cmd_sim(args):
-    from tensorsoc.spec.errors import UserError
     build = _sim_build(args)
     if args.preload_server and build.sdram is not None:
         raise UserError("--preload-server needs integrated main RAM: the SDRAM model is not loaded from a file")
@@ -66,7 +64,6 @@ def cmd_sim(args):
 def _sim_firmware_only(build, args):
     """The C++ harness: the firmware boots and exits; no host."""
     from tensorsoc.soc.builder import BuildError
-    from tensorsoc.spec.errors import UserError
     t0 = time.monotonic()
     try:
         build.generate()
@@ -88,7 +85,6 @@ def _sim_firmware_only(build, args):
 def _dataset_env(args, model):
     """--input/--labels/--count checked against the model before building."""
     from pathlib import Path
-    from tensorsoc.spec.errors import UserError
     from tensorsoc.sw.model import dataset as D
     try:
         n = len(D.samples(model, D.load_array(args.input, "--input")))
@@ -108,7 +104,6 @@ def _sim_through_host_port(build, args):
     """cocotb: the host library drives the SPI/QPI pins (verification/soc/sim_main.py)."""
     import xml.etree.ElementTree as ET
     from tensorsoc.soc.builder import BuildError
-    from tensorsoc.spec.errors import UserError
     from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     model_env = {}
     if args.model:

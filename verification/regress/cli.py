@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tensorsoc.verification.regress import cluster, report, testrun
 from tensorsoc.verification.regress import plan as P
+from tensorsoc.spec.errors import UserError
 
 ROOT = testrun.ROOT
 
@@ -46,7 +47,6 @@ def cmd_regress(args):
         try:
             specs = [P.TestSpec.parse(args.rerun)]
         except ValueError as e:
-            from tensorsoc.spec.errors import UserError
             raise UserError(str(e)) from None
     else:
         specs = P.plan(args.seed, args.n, tuple(args.tests) if args.tests else P.TEST_CLASSES)

@@ -26,6 +26,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from distributed.diagnostics.plugin import WorkerPlugin
+from tensorsoc.verification.soc.runner import sim_dir
+from tensorsoc.soc.builder import SimBuild
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.verification.soc.runner import cocotb_build
 
 # Generated sources: the key.  Relative to the build folder.
 SOURCES = ("public.vlt", "gateware/*.v", "gateware/*.init", "firmware/*.bin", "soc/csr.json", "soc/include/**/*.h")
@@ -53,7 +57,6 @@ def _source_files(build_dir):
 
 
 def _executable(build_dir):
-    from tensorsoc.verification.soc.runner import sim_dir
     return sim_dir(SimpleNamespace(build_dir=Path(build_dir))) / TOPLEVEL
 
 
@@ -154,9 +157,6 @@ def _unpack(pkg, data, dest):
 
 def _build_here(pkg, dest):
     """Builds the configuration on this machine and checks its sources give the key."""
-    from tensorsoc.soc.builder import SimBuild
-    from tensorsoc.spec.config import SoCConfig
-    from tensorsoc.verification.soc.runner import cocotb_build
     build = SimBuild(SoCConfig(**pkg.config), dest, log=log.info)
     cocotb_build(build)
     own = _executable_digest(dest)          # a build of the same sources: the executable is this machine's

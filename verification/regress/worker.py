@@ -14,6 +14,9 @@ import signal
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from tensorsoc.soc.builder import SimBuild
+from tensorsoc.spec.config import SoCConfig
+from tensorsoc.verification.soc.runner import cocotb_runner, cocotb_test
 
 PR_SET_PDEATHSIG = 1
 
@@ -30,9 +33,6 @@ def end_session_with_parent():
 
 def run(spec):
     import cocotb
-    from tensorsoc.soc.builder import SimBuild
-    from tensorsoc.spec.config import SoCConfig
-    from tensorsoc.verification.soc.runner import cocotb_runner, cocotb_test
     build = SimBuild(SoCConfig(**spec["config"]), spec["build_dir"], log=lambda *_: None)
     out = Path(spec["out"])
     env = {"TSOC_SEED": str(spec["seed"]), "TSOC_HOST_QPI": "1" if spec["mode"].startswith("qpi") else "0",

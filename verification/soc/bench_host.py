@@ -8,6 +8,8 @@ the link's and the lowest SoC:SCLK clock ratio at which everything passes."""
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from tensorsoc.soc.builder import SimBuild
+from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
 
 SCLK_MHZ = 50.0
 SYS_MHZ = [100.0, 75.0, 62.5, 50.0, 40.0, 33.3, 25.0]
@@ -15,8 +17,6 @@ TESTS = ["rid_and_spec", "protocol_errors", "wtensor_throughput"]
 
 
 def run(build=None, sys_mhz=SYS_MHZ, log=print):
-    from tensorsoc.soc.builder import SimBuild
-    from tensorsoc.verification.soc.runner import cocotb_build, cocotb_test
     build = build or SimBuild(log=lambda *_: None)
     runner = cocotb_build(build)
     rows = []

@@ -13,6 +13,7 @@ from tensorsoc.spec.config import SoCConfig
 from tensorsoc.sw.host.cocotb_transport import CocotbTransport
 from tensorsoc.sw.host.device import Device
 from tensorsoc.verification.soc.uart_agent import UartStreamBfm
+from tensorsoc.sw.host.cocotb_fast_transport import CocotbFastTransport
 
 SKIP_MEMTEST = BOOT_FLAG["skip_memtest"]
 TE_TRACE = BOOT_FLAG["te_trace"]       # firmware prints the TensorEngine trace of each accelerated layer
@@ -59,7 +60,6 @@ def host_path(default="pins"):
 def host_transport(dut, sys_period_ps, qpi=False, msb_first=False, path=None, **kwargs):
     """The host transport of ``path`` (default: :func:`host_path`), strapped."""
     if (path or host_path()) == "fast":
-        from tensorsoc.sw.host.cocotb_fast_transport import CocotbFastTransport
         transport = CocotbFastTransport(dut, qpi=qpi, msb_first=msb_first, **kwargs)
         transport.set_sys_period(sys_period_ps)
     else:

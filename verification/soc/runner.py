@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tensorsoc.soc.builder import SimBuild
 from tensorsoc.soc.verilator import OPT_CFLAGS, SOC_FLAGS, setup_env
+from tensorsoc.soc import gen_cache
 
 
 @contextlib.contextmanager
@@ -81,7 +82,6 @@ def cocotb_build(build: SimBuild, waves=False, log=None):
     cocotb; both skipped when the folder holds them for the same inputs
     (soc/gen_cache.py: configuration, sources, tool versions; this module
     is one of the sources, so a change of the Verilator options rebuilds)."""
-    from tensorsoc.soc import gen_cache
     log = log or build.log
     setup_env()
     with build_lock(build.build_dir):

@@ -16,6 +16,12 @@ from cocotb.utils import get_sim_time
 
 from tensorsoc.spec.host_protocol import DEVICE_ID, RSPEC_LAYOUT
 from tensorsoc.verification.soc.host_env import boot, soc_config
+from tensorsoc.verification.host.device_model import expected_rspec
+from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.verification.soc.model_job import print_result, run_model
+from tensorsoc.verification.soc.model_job import require_accel_failures
+from tensorsoc.sw.model.dataset import load_array
+from tensorsoc.verification.soc.model_job import print_dataset, run_dataset
 
 
 # While the device is busy (the inference, the server's check of a model
@@ -59,16 +65,12 @@ async def main(dut):
     model_file = os.environ.get("TSOC_SIM_MODEL")
     require_accel = os.environ.get("TSOC_SIM_REQUIRE_ACCEL", "0") == "1"
     if model_file:
-        from tensorsoc.sw.model.frontend import load_model
-        from tensorsoc.verification.soc.model_job import print_result, run_model
         model = load_model(model_file, cfg)
         say(f"[model] {model_file}: {model.n_layers} layers, input {model.input_bytes} B, "
             f"output {model.output_bytes} B")
         software = os.environ.get("TSOC_SIM_SOFTWARE", "1") == "1"
         if os.environ.get("TSOC_SIM_INPUT"):
             import numpy as np
-            from tensorsoc.sw.model.dataset import load_array
-            from tensorsoc.verification.soc.model_job import print_dataset, run_dataset
             x = load_array(os.environ["TSOC_SIM_INPUT"], "--input")
             y = load_array(os.environ["TSOC_SIM_LABELS"], "--labels", "biu") if os.environ.get("TSOC_SIM_LABELS") \
                 else None
@@ -99,7 +101,6 @@ async def main(dut):
         say(f"[sim] results: {os.environ['TSOC_SIM_JSON']}")
     memtest_ok = flags & 1 or any(l.startswith("memtest: PASS") for l in console.lines)
     assert rid == DEVICE_ID, f"RID 0x{rid:08x}"
-    from tensorsoc.verification.host.device_model import expected_rspec
     rspec = expected_rspec(cfg)
     assert {k: spec[k] for k in rspec} == rspec, spec
     assert memtest_ok, "the boot memory test did not pass"
@@ -107,6 +108,5 @@ async def main(dut):
         "the model's outputs differ from the golden model"
         + (f" (images {result['mismatched_images']})" if result.get("mismatched_images") else ""))
     if require_accel and result is not None:
-        from tensorsoc.verification.soc.model_job import require_accel_failures
         soft = require_accel_failures(result)
         assert not soft, "--require-accel: layer(s) ran in software on the device: " + "; ".join(soft)

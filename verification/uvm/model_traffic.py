@@ -12,6 +12,8 @@ import numpy as np
 from tensorsoc.sw.model import layout as L
 from tensorsoc.sw.model.compiler import compile_model
 from tensorsoc.sw.model.frontend import load_model
+from tensorsoc.verification.golden.cnn import run
+from tensorsoc.verification.golden.cnn import dequantize
 
 
 @dataclass
@@ -31,12 +33,10 @@ def from_model(model, name=None):
     every compute op must get an accelerator program (compile_model's
     require_accel, as `tsoc model compile --require-accel`): the regression
     runs no model with a layer left on the MCORE software path."""
-    from tensorsoc.verification.golden.cnn import run
     image = compile_model(model, require_accel=bool(model.config.accelerator))
     g = run(model)
     inp = L.host_input(model, g.fixed)
     out = L.host_output(model, g.fixed)
-    from tensorsoc.verification.golden.cnn import dequantize
     err = max((float(np.max(np.abs(dequantize(fixed, model.frac_bits) - real))) for _, fixed, real in g.outputs
                if np.size(fixed)), default=0.0)
     return ModelTraffic(model, name or str(model.file), image, inp, out, model.n_layers, model.output_bytes, err)
@@ -50,7 +50,6 @@ def golden_output(model, tensor):
     """Golden output bytes of ``model`` for any input tensor bytes (what the
     host wrote with WTensor or the sensor delivered): the input tensors'
     values are taken from ``tensor``, then the golden model runs."""
-    from tensorsoc.verification.golden.cnn import run
     saved = [(op.h2c, op.h2c.raw) for op in model.inputs]
     try:
         for op in model.inputs:

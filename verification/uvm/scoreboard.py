@@ -21,6 +21,7 @@ from tensorsoc.spec.host_protocol import BUSY_MASK, DUMMY_CLOCKS, RERROR_STATUS_
 from tensorsoc.verification.host.device_model import DeviceModel
 from tensorsoc.verification.uvm.coverage import NO_COMMAND, UNKNOWN
 from tensorsoc.verification.uvm.firmware_model import ServerFirmwareModel
+from tensorsoc.verification.soc.model_job import software_lines
 
 MAX_REPORTED = 20
 
@@ -261,7 +262,6 @@ class Scoreboard(uvm_component):
         ran on it: the server's per-layer console lines say where each ran
         (the firmware decides, sw/firmware/accel.c), and none may say
         software (the models are compiled with require_accel)."""
-        from tensorsoc.verification.soc.model_job import software_lines
         bfm = ConfigDB().get(self, "", "HOST_BFM")
         if not self.config.accelerator or getattr(bfm, "console", None) is None:
             return

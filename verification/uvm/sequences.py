@@ -19,6 +19,7 @@ from tensorsoc.verification.uvm import yaml_gen
 from tensorsoc.verification.uvm.coverage import WINDOW_FILL_MAX
 from tensorsoc.verification.uvm.items import HostItem, SensorItem
 from tensorsoc.verification.uvm.model_traffic import traffic_of
+from tensorsoc.soc.builder import SimBuild
 
 POLL_GAP_NS = (500, 50_000)  # first and longest pause between status polls (backing off)
 MAX_WAIT_NS = 2_000_000_000  # 2 s of simulated time: an inference in software on the MCORE is long
@@ -444,7 +445,6 @@ class ServerUploadSeq(HostSeq):
 def server_image():
     """The server image of the simulated SoC's build (TSOC_BUILD_DIR)."""
     import os
-    from tensorsoc.soc.builder import SimBuild
     build = SimBuild(ConfigDB().get(None, "", "SOC_CONFIG"), os.environ["TSOC_BUILD_DIR"], log=lambda *_: None)
     return build.server_image()
 

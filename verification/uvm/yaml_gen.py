@@ -20,6 +20,8 @@ from pathlib import Path
 import yaml
 
 from tensorsoc.spec.config import SoCConfig
+from tensorsoc.sw.model.compiler import compile_model
+from tensorsoc.sw.model.frontend import load_model
 
 ACTS = ("NLIN_F_IDENTITY", "NLIN_F_RELU", "NLIN_F_TANH")
 
@@ -188,8 +190,6 @@ def _dump(doc):
 def check(text, config=None):
     """Checks YAML text with sw.model's API (the same checks as `tsoc model
     check`); returns the Model.  Raises sw.model.yamlsrc.ModelError."""
-    from tensorsoc.sw.model.compiler import compile_model
-    from tensorsoc.sw.model.frontend import load_model
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "model.yaml"
         path.write_text(text)
