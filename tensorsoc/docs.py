@@ -28,7 +28,9 @@ def _generators():
     from tensorsoc.soc.bitstream import config_table_markdown
     from tensorsoc.soc.fpga_bench import budget_table_markdown
     from tensorsoc.spec.host_protocol import command_table_markdown
+    from tensorsoc.spec.pcore_isa import vector_table_markdown
     return {
+        "spec.pcore_isa.vector_table_markdown()": vector_table_markdown,
         "protocol.command_table_markdown()": command_table_markdown,
         "soc.fpga_bench.budget_table_markdown()": budget_table_markdown,
         "soc.bitstream.config_table_markdown()": config_table_markdown,
@@ -92,7 +94,7 @@ def _whole_files():
             ("sw/runtime/ztam_isa.h", "tensorsoc.spec.tensor_isa.c_header()", isa.c_header)]
 
 
-MARKED_PAGES = ["docs/host_protocol.md", "docs/fpga.md", "docs/pcore.md"]
+MARKED_PAGES = ["docs/host_protocol.md", "docs/fpga.md", "docs/pcore.md", "docs/pcore_isa.md"]
 
 
 def _marked(path, text, generators):

@@ -1,8 +1,9 @@
 """The PCORE array: NP PCOREs x NT threads x VW lanes, run in lockstep.
 
 ``PCOREArrayCore`` is the array with its TensorEngine-facing ports (plain
-Migen).  ``PCOREArray`` (``cores/pcore/soc.py``) adds the Wishbone slave the
-MCORE uses.  docs/pcore.md describes every port.
+Migen).  ``PCOREArray`` (``cores/pcore/soc.py``) adds what the MCORE uses:
+the control registers as LiteX CSRs and the instruction memory as a
+Wishbone slave.  docs/pcore.md describes every port.
 """
 
 from migen import *
