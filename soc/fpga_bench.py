@@ -89,17 +89,19 @@ def _pcore(config, build_dir):
     te = TEPort(config.np, config.nt, vw, addr_bits)
     # The sequencer's signals only: its logic is not part of the block (it
     # is not a submodule), so its outputs are inputs of this netlist.
-    seq = PCORESequencer(config.np, config.nt, vw, 1024)
+    seq = PCORESequencer(config.np, config.nt, vw, config.pcore_imem_words)
     pc = PCore(0, seq, te, config.nt, vw, config.pcore_private_words, config.pcore_shared_words)
     return Elaborated(pc, [seq, te, pc.te_rdata], [generate_verilog(build_dir)])
 
 
 def _pcore_array(config, build_dir):
-    from tensorsoc.cores.pcore.soc import PCOREArray
-    a = PCOREArray(config)
-    ports = [a.bus, a.te, a.busy, a.te_start_valid, a.te_start_ready, a.te_start_func, a.te_start_process,
+    """The array with its CSR bank as a SoC builds it (the registers are LiteX CSRs)."""
+    from tensorsoc.cores.pcore.soc import PCOREArrayTop
+    top = PCOREArrayTop(config)
+    a = top.pcore
+    ports = [a.bus, top.csr, a.te, a.busy, a.te_start_valid, a.te_start_ready, a.te_start_func, a.te_start_process,
              a.te_imem_we, a.te_imem_adr, a.te_imem_dat_w]
-    return Elaborated(a, ports, a.verilog_sources(build_dir))
+    return Elaborated(top, ports, a.verilog_sources(build_dir))
 
 
 def _pcore_sequencer(config, build_dir):

@@ -13,6 +13,7 @@ from pathlib import Path
 from migen import *
 
 from litex.gen import LiteXModule
+from litex.soc.interconnect.csr_bus import CSRBankArray
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
@@ -208,3 +209,24 @@ def register_table_markdown(config=None):
             desc += " Fields: " + "; ".join(f"`{f.name}` ({_bits(f)}) {f.description}" for f in fields.fields) + "."
         rows.append(f"| 0x{4 * i:02x} | `{csr.name.upper()}` | {access} | `{_accessor(csr)}` | {desc} |")
     return "\n".join(rows)
+
+
+CSR_DATA_WIDTH = 32          # the SoC's (LiteX's default csr_data_width)
+
+
+class PCOREArrayTop(LiteXModule):
+    """``PCOREArray`` (submodule ``pcore``) and its CSR bank at bank 0 of a
+    32-bit CSR bus, as a SoC builds it, for the block on its own: the
+    array's cocotb bench (verification/pcore/build.py) and its area in
+    ``tsoc bench fpga``.  ``csr_map``: CSR name -> word address on ``csr``."""
+
+    def __init__(self, config, imem_words=None):
+        self.pcore = PCOREArray(config, imem_words)
+        self.csrbankarray = banks = CSRBankArray(self, lambda name, memory: 0 if name == "pcore" and memory is None
+                                                 else None, data_width=CSR_DATA_WIDTH, address_width=14)
+        (_, csrs, _, bank), = banks.banks
+        self.csr = bank.bus
+        self.csr_map, adr = {}, 0
+        for c in csrs:
+            self.csr_map[c.name] = adr
+            adr += len(c.get_simple_csrs())

@@ -15,32 +15,12 @@ from pathlib import Path
 
 from migen.fhdl import verilog
 
-from litex.gen import LiteXModule
-from litex.soc.interconnect.csr_bus import CSRBankArray
-
 from tensorsoc.cores.pcore.lane import generate_verilog
 from tensorsoc.cores.pcore.pcore import TEPort
-from tensorsoc.cores.pcore.soc import PCOREArray
+from tensorsoc.cores.pcore.soc import PCOREArrayTop
 
 REPO = Path(__file__).resolve().parents[2]
 TOPLEVEL = "pcore_array_top"
-CSR_DATA_WIDTH = 32          # the SoC's (LiteX's default csr_data_width)
-
-
-class PCOREArrayTop(LiteXModule):
-    """``PCOREArray`` (submodule ``pcore``) and its CSR bank at bank 0 of a
-    32-bit CSR bus.  ``csr_map``: CSR name -> word address on ``csr``."""
-
-    def __init__(self, config, imem_words=None):
-        self.pcore = array = PCOREArray(config, imem_words)
-        self.csrbankarray = banks = CSRBankArray(self, lambda name, memory: 0 if name == "pcore" and memory is None
-                                                 else None, data_width=CSR_DATA_WIDTH, address_width=14)
-        (_, csrs, _, bank), = banks.banks
-        self.csr = bank.bus
-        self.csr_map, adr = {}, 0
-        for c in csrs:
-            self.csr_map[c.name] = adr
-            adr += len(c.get_simple_csrs())
 
 
 def csr_map(config, imem_words=None):
