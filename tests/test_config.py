@@ -6,6 +6,9 @@ import pytest
 
 from tensorsoc.spec.config import DEFAULT, ConfigError, SoCConfig
 from tensorsoc.spec import server_image
+from tensorsoc.spec.memory_map import MEM_MAP
+
+MAIN_RAM_BASE = MEM_MAP["main_ram"]
 
 
 def test_default_is_valid_and_exported_to_c():
@@ -69,11 +72,11 @@ def test_default_memory_holds_real_models():
     c = DEFAULT
     assert (c.main_ram_size, c.model_window_size, c.tensor_window_size, c.server_window_size) == \
         (16 * MiB, 8 * MiB, 1 * MiB, 64 * 1024)
-    w = c.windows(0x4000_0000)
-    assert w["server"][0] + w["server"][1] == 0x4000_0000 + c.main_ram_size
+    w = c.windows(MAIN_RAM_BASE)
+    assert w["server"][0] + w["server"][1] == MAIN_RAM_BASE + c.main_ram_size
     assert w["model"][0] + w["model"][1] == w["tensor"][0]
     from tensorsoc.sw.model.frontend import FIRMWARE_RESERVE
-    arena = w["model"][0] - 0x4000_0000 - FIRMWARE_RESERVE
+    arena = w["model"][0] - MAIN_RAM_BASE - FIRMWARE_RESERVE
     assert arena > 6 * MiB
     # RSpec's internal_kib field is 16 bits.
     assert c.main_ram_size // 1024 < 1 << 16
@@ -160,8 +163,8 @@ def test_sim_soc_with_sdram_elaborates():
     soc = make_sim_soc(cfg, sdram=parse_sim_sdram("ulx3s"))
     soc.finalize()
     region = soc.bus.regions["main_ram"]
-    assert (region.origin, region.size) == (0x4000_0000, cfg.main_ram_size)
-    assert hasattr(soc, "sdrphy") and soc.constants["SERVER_WINDOW_BASE"] == 0x4000_0000 + 16 * MiB - 64 * 1024
+    assert (region.origin, region.size) == (MAIN_RAM_BASE, cfg.main_ram_size)
+    assert hasattr(soc, "sdrphy") and soc.constants["SERVER_WINDOW_BASE"] == MAIN_RAM_BASE + 16 * MiB - 64 * 1024
 
 
 def test_set_items_parsed_once():

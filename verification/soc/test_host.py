@@ -12,11 +12,14 @@ from pathlib import Path
 import cocotb
 
 from tensorsoc.spec import model_image
+from tensorsoc.spec.memory_map import MEM_MAP
 from tensorsoc.sw.host.device import DeviceError
 from tensorsoc.spec.host_protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
                               decode_rerror)
 from tensorsoc.verification.host.device_model import expected_rspec
 from tensorsoc.verification.soc.host_env import boot, soc_config
+
+MAIN_RAM_BASE = MEM_MAP["main_ram"]
 
 QPI = os.environ.get("TSOC_HOST_QPI", "0") == "1"
 MSB_FIRST = bool(soc_config().host_msb_first)   # a build option of the SoC
@@ -68,7 +71,7 @@ def model(payload_len=None, input_bytes=64, corrupt=False):
 
 
 def peek_ram(dut, byte_addr, nwords):
-    base = (byte_addr - 0x4000_0000) // 4
+    base = (byte_addr - MAIN_RAM_BASE) // 4
     return [int(dut.main_ram[base + i].value) for i in range(nwords)]
 
 
@@ -80,11 +83,11 @@ RAM_CHECK_BYTES = 128 * 1024
 
 
 def peek_ram_below_windows(dut):
-    low = soc_config().windows(0x4000_0000)["model"][0] - 0x4000_0000
+    low = soc_config().windows(MAIN_RAM_BASE)["model"][0] - MAIN_RAM_BASE
     if low <= RAM_CHECK_BYTES:
-        return peek_ram(dut, 0x4000_0000, low // 4)
+        return peek_ram(dut, MAIN_RAM_BASE, low // 4)
     half = RAM_CHECK_BYTES // 2
-    return peek_ram(dut, 0x4000_0000, half // 4) + peek_ram(dut, 0x4000_0000 + low - half, half // 4)
+    return peek_ram(dut, MAIN_RAM_BASE, half // 4) + peek_ram(dut, MAIN_RAM_BASE + low - half, half // 4)
 
 
 @cocotb.test()
@@ -175,7 +178,7 @@ async def model_tensor_inference(dut):
     await dev.wait_clear(Status.BUSY_WRITE, Cmd.WTENSOR)
     await dev.transport.raw(Cmd.WTENSOR, write=tensor + tensor)       # not the model's input size
     await expect_error(dev, ErrorCause.BAD_LENGTH)
-    assert peek_ram(dut, soc_config().windows(0x4000_0000)["tensor"][0], 8) == \
+    assert peek_ram(dut, soc_config().windows(MAIN_RAM_BASE)["tensor"][0], 8) == \
         [int.from_bytes(tensor[i:i + 4], "little") for i in range(0, 32, 4)]
     await dev.write_tensor(tensor)
     await dev.infer()
@@ -219,7 +222,7 @@ async def oversize_model_and_window_bounds(dut):
     the default 8 MiB takes far too long to fill), at 4 bits a clock."""
     dev, _, _ = await start(dut)
     cfg = soc_config()
-    windows = cfg.windows(0x4000_0000)
+    windows = cfg.windows(MAIN_RAM_BASE)
     before_low = peek_ram_below_windows(dut)
     before_tensor = peek_ram(dut, windows["tensor"][0], 64)
     t = dev.transport
@@ -240,7 +243,7 @@ async def busy_acquire_and_sensor(dut):
     input tensor and can be read raw."""
     dev, _, sensor = await start(dut)
     await dev.write_model(model(input_bytes=64))
-    tensor_base = soc_config().windows(0x4000_0000)["tensor"][0]
+    tensor_base = soc_config().windows(MAIN_RAM_BASE)["tensor"][0]
     await dev.write_tensor(bytes(64))
     await dev.transport.transaction(Cmd.ACQUIRE)
     status, _ = await dev.peek()
