@@ -41,6 +41,7 @@ LANE_LATENCY = 3       # lane datapath pipeline stages (cores/pcore/lane.py)
 MIN_SLOTS = 3 + LANE_LATENCY
 
 # -- vector operations (the lane datapath opcodes) ----------------------------
+ISA_VERSION = 1    # reported by the array (CSR pcore_info.isa_version); raise it when an encoding changes
 OP_BITS = 5
 # Each operation's assembler signature, the one definition of its operands:
 # ``d`` the destination, ``s`` a source (srcA, then srcB), ``h`` the shift

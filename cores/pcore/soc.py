@@ -20,8 +20,7 @@ from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
 from tensorsoc.cores.pcore.array import PCOREArrayCore
 from tensorsoc.cores.pcore.lane import generate_verilog
-
-ISA_VERSION = 1
+from tensorsoc.spec.pcore_isa import ISA_VERSION
 
 
 class PCOREArray(LiteXModule):

@@ -15,7 +15,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 import cocotb
 
 from tensorsoc.spec import pcore_isa as isa
-from tensorsoc.cores.pcore.soc import ISA_VERSION
+from tensorsoc.spec.pcore_isa import ISA_VERSION
 from tensorsoc.spec.config import SoCConfig
 from tensorsoc.verification.pcore import workloads
 from tensorsoc.sw.pcore.asm import assemble
