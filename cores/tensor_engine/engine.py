@@ -198,7 +198,8 @@ class TensorEngineCore(Module):
         d_l0_count = [Signal(32), Signal(32)]     # level 0 as written, per side: the trace's Vn
         d_l0_step = [Signal(32), Signal(32)]
         # ... and active (the executing one).
-        self.process = process = Signal()
+        self.process = process = Signal()      # the source half's (te read channel, the trace)
+        wr_process = Signal()                  # the destination half's (te write channel)
         pad = Signal(16)
         self.proc_en = proc_en = Signal()
         proc = Signal(2)
@@ -273,10 +274,24 @@ class TensorEngineCore(Module):
         lw = Signal(3)           # word within a level block
 
         # Executor: IDLE (the decoded transfer is copied in) -> LOAD -> XFER.
+        # Overlap (vector path): when the source side of the executing
+        # transfer has read its last word and the decoded one is also a
+        # vector transfer that reads no memory the executing one still
+        # writes, its source half is copied in (hand_src) and its source
+        # generator started (LOAD_SRC) while the executing transfer's last
+        # words drain to its destination; its destination half follows when
+        # they are written (hand_dst, then dst_go loads the generator).
         self.submodules.xfsm = xfsm = FSM(reset_state="IDLE")
         self.submodules.fsm = fsm = FSM(reset_state="HDR")
         exec_idle = Signal()     # nothing executing or pending (nothing decoded waits when the decoder asks)
         hand = Signal()          # decoded -> active
+        hand_src = Signal()      # the decoded source half -> active (overlap)
+        hand_dst = Signal()      # ... then its destination half
+        src_go = Signal()        # start the source generator alone
+        dst_go = Signal()        # start the destination generator alone
+        dst_pending = Signal()   # the active source half's destination half is not running yet
+        dst_handed = Signal()
+        overlap_ok = Signal()
         self.comb += exec_idle.eq(xfsm.ongoing("IDLE") & ~exe_pending)
         xfsm.act("IDLE",
             If(exe_pending,
@@ -285,8 +300,15 @@ class TensorEngineCore(Module):
             ).Elif(fsm.ongoing("READY"), hand.eq(1), NextState("LOAD")))
         xfsm.act("EXE_GUARD", NextState("IDLE"))   # the array's busy rises the clock after the start
         xfsm.act("LOAD", xfer_go.eq(1), NextState("XFER"))
-        xfsm.act("XFER", self.xfer_active.eq(1),
-            If(Mux(vmode, vdone, xfer_done), NextState("IDLE")))
+        xfsm.act("XFER", self.xfer_active.eq(~hand_src),
+            If(Mux(vmode, vdone & ~dst_pending, xfer_done), NextState("IDLE")
+            ).Elif(overlap_ok, hand_src.eq(1), NextState("LOAD_SRC")))
+        xfsm.act("LOAD_SRC", src_go.eq(1), NextState("XFER"))
+        self.sync += [
+            If(hand_src, dst_pending.eq(1)).Elif(dst_go, dst_pending.eq(0)),
+            If(hand_dst, dst_handed.eq(1)).Elif(dst_go, dst_handed.eq(0)),
+            dst_go.eq(hand_dst),
+        ]
 
         fsm.act("HDR",
             If(q.readable,
@@ -443,13 +465,20 @@ class TensorEngineCore(Module):
             ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
             ).Elif(bvector_ok, NextValue(d_vmode, 1), NextValue(d_bmode, 1), NextState("READY")
             ).Else(NextValue(d_vmode, vector_ok), NextValue(d_bmode, 0), NextState("READY")))
-        # Decoded: wait for the executor to take it (hand, in its IDLE state).
-        fsm.act("READY", If(hand, NextState("HDR")))
-        self.sync += If(hand,
-            *[a.eq(d) for ad, dd in zip(sides, d_sides) for a, d in zip(ad.flat(), dd.flat())],
-            *[a.eq(d) for a, d in zip(l0_count + l0_step, d_l0_count + d_l0_step)],
-            process.eq(d_process), pad.eq(d_pad), proc_en.eq(d_proc_en), proc.eq(d_proc),
-            scatter.eq(d_scatter), vmode.eq(d_vmode), bmode.eq(d_bmode), bc_copy.eq(d_bc_copy))
+        # Decoded: wait for the executor to take it (hand, in its IDLE state;
+        # or hand_src then hand_dst, overlapping the transfer before).
+        fsm.act("READY", If(hand | hand_dst, NextState("HDR")))
+        self.sync += [
+            If(hand | hand_src,
+                *[a.eq(d) for a, d in zip(src.flat(), d_src.flat())],
+                l0_count[1].eq(d_l0_count[1]), l0_step[1].eq(d_l0_step[1]),
+                process.eq(d_process), pad.eq(d_pad), proc_en.eq(d_proc_en), proc.eq(d_proc),
+                vmode.eq(d_vmode)),
+            If(hand | hand_dst,
+                *[a.eq(d) for a, d in zip(dst.flat(), d_dst.flat())],
+                l0_count[0].eq(d_l0_count[0]), l0_step[0].eq(d_l0_step[0]),
+                wr_process.eq(d_process), scatter.eq(d_scatter), bmode.eq(d_bmode), bc_copy.eq(d_bc_copy)),
+        ]
         self.comb += self.xfer_vector.eq(vmode)
         self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable & exec_idle)
 
@@ -458,7 +487,8 @@ class TensorEngineCore(Module):
         # ------------------------------------------------------------------
         self.submodules.src_gen = sg = AddressGenerator(src)
         self.submodules.dst_gen = dg = AddressGenerator(dst)
-        self.comb += [sg.load.eq(xfer_go), dg.load.eq(xfer_go), sg.chunk.eq(vmode), dg.chunk.eq(vmode)]
+        self.comb += [sg.load.eq(xfer_go | src_go), dg.load.eq(xfer_go | dst_go),
+                      sg.chunk.eq(vmode), dg.chunk.eq(vmode)]
 
         def esize(sd):
             return Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
@@ -525,24 +555,50 @@ class TensorEngineCore(Module):
             config, src, dst, sg, dg, s_skip, d_skip, next_word_in(sg.addr), next_word_in(dg.addr),
             pad, scratch, te, d_bcast=Mux(bmode, bc_pcores, 0))
         self.comb += [vec.active.eq(vmode), vdone.eq(vec.done), scratch.wide.eq(vmode)]
+        # Overlap: the decoded transfer may start its source while the
+        # executing one drains when both take the vector path, no EXE is
+        # pending, and it reads no memory the executing one writes (another
+        # space, or the PCORE memories of the other process space).
+        pc_space = lambda sd: (sd.space == SPACE["PCORE_PRIVATE"]) | (sd.space == SPACE["PCORE_SHARED"])
+        raw_hazard = Signal()
+        self.comb += [
+            raw_hazard.eq((d_src.space == dst.space) & (~pc_space(d_src) | (d_process == wr_process))),
+            overlap_ok.eq(vmode & d_vmode & fsm.ongoing("READY") & ~exe_pending & ~dst_pending
+                          & vec.src_done & ~raw_hazard),
+            hand_dst.eq(dst_pending & ~dst_handed & vec.dst_done),
+        ]
         # ------------------------------------------------------------------
         # Activity trace (trace.py, record format sw/te_trace.py).
         # ------------------------------------------------------------------
-        def vattr(sd, k):
+        def vattr(space, dtype, count, step):
             v = Signal(2)
-            unit = Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
+            unit = Mux((dtype == DT["INT16"]) & (space <= SPACE["SCRATCH"]), 2, 1)
             cands = [c for c in (8, 4, 2) if c <= vw]
             expr = 0
             for c in reversed(cands):
-                expr = Mux(l0_count[k][:_log2(c)] == 0, _log2(c), expr)
-            self.comb += v.eq(Mux(l0_step[k] == unit, expr, 0))
+                expr = Mux(count[:_log2(c)] == 0, _log2(c), expr)
+            self.comb += v.eq(Mux(step == unit, expr, 0))
             return v
 
+        # While an overlapping transfer's destination half is still only
+        # decoded (dst_pending, not yet handed) the trace takes its
+        # destination attributes from the decoded registers.
+        t_dec = Signal()
+        t_dst_space, t_dst_dtype, t_scatter = Signal(3), Signal(2), Signal()
+        t_dst_count, t_dst_step = Signal(32), Signal(32)
+        self.comb += [
+            t_dec.eq(dst_pending & ~dst_handed),
+            t_dst_space.eq(Mux(t_dec, d_dst.space, dst.space)),
+            t_dst_dtype.eq(Mux(t_dec, d_dst.dtype, dst.dtype)),
+            t_scatter.eq(Mux(t_dec, d_scatter, scatter)),
+            t_dst_count.eq(Mux(t_dec, d_l0_count[0], l0_count[0])),
+            t_dst_step.eq(Mux(t_dec, d_l0_step[0], l0_step[0])),
+        ]
         self.submodules.trace = tr = ActivityTrace(dict(
-            process=process, dst=dst.space, src=src.space,
-            dst_v=vattr(dst, 0), dst_x2=dst.dtype == DT["INT16"],
-            src_v=vattr(src, 1), src_x2=src.dtype == DT["INT16"],
-            scatter=scatter, vector=vmode), depth=trace_depth)
+            process=process, dst=t_dst_space, src=src.space,
+            dst_v=vattr(t_dst_space, t_dst_dtype, t_dst_count, t_dst_step), dst_x2=t_dst_dtype == DT["INT16"],
+            src_v=vattr(src.space, src.dtype, l0_count[1], l0_step[1]), src_x2=src.dtype == DT["INT16"],
+            scatter=t_scatter, vector=vmode), depth=trace_depth)
         self.comb += [
             tr.log_on.eq(self.log_on), tr.busy.eq(self.busy), tr.xfer_active.eq(self.xfer_active),
             self.trace_word.eq(tr.word), tr.pop.eq(self.trace_pop), self.trace_level.eq(tr.level),
@@ -818,7 +874,7 @@ class TensorEngineCore(Module):
         # channel, a read waiting for a pending flush (reads after writes).
         self.comb += [
             te.rd_process.eq(process),
-            te.wr_process.eq(process),
+            te.wr_process.eq(wr_process),
             If(vmode,
                 te.rd_valid.eq(vec.t_rd_valid), *pm.command(te, "rd", vec.t_rd_shared, vec.t_rd_tag),
                 te.wr_valid.eq(vec.t_wr_valid), *pm.command(te, "wr", vec.t_wr_shared, vec.t_wr_tag),

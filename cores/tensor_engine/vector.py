@@ -167,7 +167,7 @@ class VectorPath(Module):
     """The vector data path; ``engine.py`` muxes its ports in while ``active``."""
 
     def __init__(self, config, src, dst, sg, dg, s_skip, d_skip, s_next_in, d_next_in, pad,
-                 scratch, te, d_bcast=None, rsp_depth=4, max_burst=32):
+                 scratch, te, d_bcast=None, rsp_depth=4, max_burst=64):
         vw = config.vw
         self.lanes = L = max(vw, 4)
         D = 2 * L                                  # element ring
@@ -175,6 +175,8 @@ class VectorPath(Module):
         emax = max(sb, vw)                         # lanes of the widest memory word
         self.active = Signal()     # in: a vector transfer is executing (the agens are in chunk mode)
         self.done = Signal()       # out: every element of it written
+        self.src_done = Signal()   # out: every source word read and unpacked into the element ring
+        self.dst_done = Signal()   # out: the destination walked and every word written
         self.src_ready = Signal()  # out: the source agen advances
         self.dst_ready = Signal()  # out: the destination agen advances
         self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
@@ -241,7 +243,9 @@ class VectorPath(Module):
         self.comb += [
             # DDR
             rd_req.eq(s_ddr & rq.readable & ~head["skip"] & rspq.writable),
-            rd_more.eq(head["cont"] & (rq.level >= 2) & (rspq.level <= rsp_depth - 2)),
+            # the next beat follows next clock if it is queued or being queued
+            # now (the first beat of a transfer is no longer a burst of one)
+            rd_more.eq(head["cont"] & ((rq.level >= 2) | rq.we) & (rspq.level <= rsp_depth - 2)),
             ddr_skip.eq(s_ddr & rq.readable & head["skip"] & rspq.writable),
             # scratch / PCORE: issue when the response queue has room for everything in flight
             issue.eq(~s_ddr & rq.readable & (queued < rsp_depth)
@@ -346,7 +350,7 @@ class VectorPath(Module):
         scr_we = Signal()
         self.comb += [
             wr_req.eq(d_ddr & wfq.readable),
-            wr_more.eq(w["cont"] & (wfq.level >= 2)),
+            wr_more.eq(w["cont"] & ((wfq.level >= 2) | wfq.we)),
             bm.req.eq(Mux(s_ddr, rd_req, wr_req)),
             bm.more.eq(Mux(s_ddr, rd_more, wr_more)),
             bus.we.eq(~s_ddr),
@@ -375,3 +379,10 @@ class VectorPath(Module):
 
         # -- end: the destination walked, every word written --------------
         self.comb += self.done.eq(~dg.valid & ~wfq.readable & ~rq.readable & ~rspq.readable)
+        # -- overlap (engine.py): the next transfer's source may start once this
+        # one's source is read and unpacked (the ring keeps the order), its
+        # destination once this one's is written
+        self.comb += [
+            self.src_done.eq(~sg.valid & ~rq.readable & ~d1_valid & ~d2_valid & ~rspq.readable),
+            self.dst_done.eq(~dg.valid & ~wfq.readable),
+        ]
