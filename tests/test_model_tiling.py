@@ -216,8 +216,11 @@ def test_tiling_is_the_largest_that_fits():
     assert t.k_tiled and t.c_tile == cfg.vw and t.k_tile == (3, 32)
     t = accel.tile_matmul(cfg, 3, 3, 8, 64, 256, 1, False)        # K = 72: 4096 // (72*8) = 7 -> 4 groups
     assert not t.k_tiled and t.c_tile == 32
-    t = accel.tile_linear(cfg, 400, 120, True, False)
-    assert t.k_tiles[0] == (0, 0, 0, 49) and len(t.k_tiles) == 8
+    t = accel.tile_linear(cfg, 400, 120, True, False)              # a batch-1 lin: the cost model's K tile
+    kt = t.k_tile[1]
+    assert t.k_tiles == [(0, 0, k, k + kt - 1) for k in range(0, 400, kt)]
+    assert accel.linear_steps_clocks(cfg, 400, 120, kt, True, False) == min(
+        accel.linear_steps_clocks(cfg, 400, 120, d, True, False) for d in accel._divisors(400) if d <= 62)
 
 
 def _sequences_model(nseq):

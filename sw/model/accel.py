@@ -170,6 +170,42 @@ class Source:
         return instrs
 
 
+def _drop_unit_levels(side):
+    """``side`` without its levels that iterate once and change nothing: a
+    count of 1 adds 0 to the address; unchecked or with its one index in
+    bound it skips nothing, and outside the overlap group it moves no
+    overlap offset (a broadcast level of one copy writes each element once).
+    The innermost level stays (it decides the data path).  The executor's
+    semantics are unchanged, and the TensorEngine decodes 5 words fewer per
+    level dropped."""
+    keep = []
+    for k, lv in enumerate(side.levels):
+        bit = 1 << k
+        unit = (k > 0 and lv.count == 1 and not side.ovl_mask & bit
+                and (not side.check_mask & bit or 0 <= lv.start < lv.bound))
+        if not unit:
+            keep.append(k)
+    if len(keep) == len(side.levels):
+        return side
+
+    def mask(m):
+        return sum(1 << j for j, k in enumerate(keep) if m >> k & 1)
+    return dataclasses.replace(side, levels=[side.levels[k] for k in keep], check_mask=mask(side.check_mask),
+                               ovl_mask=mask(side.ovl_mask), bcast_mask=mask(side.bcast_mask))
+
+
+def compact(instrs):
+    """The transfers of ``instrs`` without the levels that iterate once
+    (``_drop_unit_levels``; SCATTER transfers as they are): fewer words for
+    the TensorEngine to decode, the same result."""
+    out = []
+    for i in instrs:
+        if isinstance(i, isa.Transfer) and not i.scatter:
+            i = dataclasses.replace(i, dst=_drop_unit_levels(i.dst), src=_drop_unit_levels(i.src))
+        out.append(i)
+    return out
+
+
 @lru_cache(maxsize=None)
 def source(name):
     """The program source ``sw/model/programs/<name>.c``."""
@@ -268,35 +304,55 @@ def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
     return Tiling("convolution", P, T, CO, vw, tiles)
 
 
-# The cost model of the linear kernel's K tiles (tile_linear), in clocks:
-# each TensorEngine transfer costs its words at the bus width plus
-# TRANSFER_CLOCKS of start (the first access's latency and the path's fill;
-# the decode is hidden behind the transfer before: docs/tensor_engine.md);
-# a kernel call costs (its instructions + KERNEL_CALL_INSTRS) vector slots,
-# a slot being max(active threads of a PCORE, MIN_SLOTS) clocks
-# (docs/pcore.md).  Fitted to `tsoc bench layers` (docs/models.md, "Tiling":
-# within 3% on the LeNet-5 and wide_cnn linears, 6% on the 4096 -> 64).
-TRANSFER_CLOCKS = 24
-KERNEL_CALL_INSTRS = 6
+# The cost model of the linear kernel's K tiles (tile_linear), in clocks
+# (docs/models.md, "Cost model"): a transfer costs its bus words, 2 more
+# per burst of BURST_BEATS (the first access's latency and the clock the
+# master leaves the bus; cores/tensor_engine/vector.py), and TRANSFER_CLOCKS
+# (the path's fill and drain, the executor's hand-over, the EXE between
+# steps); a step's column transfer, shorter than the decode of the next
+# step's weights, leaves DECODE_CLOCKS less its own clocks exposed (the
+# engine decodes one instruction ahead, a word per clock: a short transfer
+# cannot hide the next one's decode).  A kernel call costs (its
+# instructions + KERNEL_CALL_INSTRS) vector slots, a slot being max(active
+# threads of a PCORE, MIN_SLOTS) clocks (docs/pcore.md); LAYER_CLOCKS is
+# the rest (the first transfer's decode, the last kernel's finish, the
+# CALLBACK).  Fitted to `tsoc bench layers` (docs/models.md, "Tiling").
+BURST_BEATS = 64
+TRANSFER_CLOCKS = 12
+DECODE_CLOCKS = 24
+KERNEL_CALL_INSTRS = 0
+LAYER_CLOCKS = 52
+
+
+def _transfer_clocks(words):
+    return words + 2 * -(-words // BURST_BEATS) + TRANSFER_CLOCKS
 
 
 def linear_steps_clocks(config, NI, NO, KT, bias, bn):
     """Estimated clocks of a batch-1 lin cut into K tiles of KT inputs
     (schedule(): step i+1's loads overlap kernel i; the kernels, sharing
-    the accumulator, run one after the other)."""
+    the accumulator, run one after the other; the epilogue vectors travel
+    with the last tile's weights)."""
     vw, bus = config.vw, bus_bytes_per_clock(config)
     T = config.np * config.nt
     units = NO // vw
-    total = 0
+    epi = vw * (int(bias) + 2 * int(bn))
+    total = LAYER_CLOCKS
     for b in range(-(-units // T)):
         n = min(T, units - b * T)
         slot = max(min(n, config.nt), MIN_SLOTS)
         nk = NI // KT
-        load = -(-(n * KT * vw + KT) * 2 // bus) + 2 * TRANSFER_CLOCKS
+        column = _transfer_clocks(-(-KT * 2 // bus))
+
+        def load(extra=0):
+            return _transfer_clocks(-(-n * (KT * vw + extra) * 2 // bus)) + column + max(0, DECODE_CLOCKS - column)
         kernel = slot * (KT + KERNEL_CALL_INSTRS)
-        epilogue = -(-n * vw * (int(bias) + 2 * int(bn)) * 2 // bus) + TRANSFER_CLOCKS if bias or bn else 0
-        store = -(-n * vw * 2 // bus) + TRANSFER_CLOCKS
-        total += load + (nk - 1) * max(load, kernel) + epilogue + kernel + slot * KERNEL_CALL_INSTRS + store
+        last = load(vw + epi if epi else 0)
+        store = _transfer_clocks(-(-n * vw * 2 // bus))
+        if nk == 1:
+            total += last + kernel + store
+        else:
+            total += load() + (nk - 2) * max(load(), kernel) + max(last, kernel) + kernel + store
     return total
 
 
@@ -402,7 +458,7 @@ class _Gen:
         """f(func, process=0, **defines): the instructions of function ``func``
         of program source ``name``, with the symbols of the kernel ``prog``."""
         syms = symbols_mod.from_dict(prog.symbols())
-        return lambda func, process=0, **defines: source(name).compile(func, syms, process, **defines)
+        return lambda func, process=0, **defines: compact(source(name).compile(func, syms, process, **defines))
 
     def lanes_run(self, n):
         """Threads an EXE_LOCKSTEP of n threads runs (whole PCOREs of NT, or n of PCORE 0)."""
@@ -657,22 +713,32 @@ class _Gen:
         if op.bn_en:
             bn = self.constant(op.batch)
             epi += [bn[:NO].reshape(-1, vw), bn[NO:2 * NO].reshape(-1, vw)]
+        # The epilogue vectors travel with the last K tile's weights, in one
+        # transfer: y follows w and the epilogue y in the private memory.
+        var = lambda name: prog.variable("linear", name)
+        joined = bool(epi)
+        assert not epi or (var("y").addr == var("w").addr + KT * vw and
+                           var("bias" if op.bias_en else "scale").addr == var("y").addr + vw), "linear.pcore layout"
         steps = []
         for b in range(tl.n_passes):
             blk0, n = b * self.T, min(self.T, tl.units - b * self.T)
             npu = -(-n // c.nt)
-            e_at = self.data.add(np.stack(epi, axis=1)[blk0:blk0 + n].reshape(-1)) if epi else None
+            e_vals = np.stack(epi, axis=1)[blk0:blk0 + n].reshape(n, -1) if epi else None
             for ki, (_, _, k0, k1) in enumerate(tl.k_tiles):
-                # Weights of this step's threads: [thread][k][lane], one block.
-                w_at = self.data.add(w[blk0:blk0 + n, :, k0:k1 + 1].transpose(0, 2, 1).reshape(-1))
+                # Weights of this step's threads: [thread][k][lane], one block
+                # (the last tile: [thread][k][lane], VW zeros over y, the epilogue).
                 last = ki == len(tl.k_tiles) - 1
+                wt = w[blk0:blk0 + n, :, k0:k1 + 1].transpose(0, 2, 1).reshape(n, -1)
+                if last and joined:
+                    wt = np.concatenate([wt, np.zeros((n, vw), dtype=wt.dtype), e_vals], axis=1)
+                w_at = self.data.add(wt.reshape(-1))
 
-                def loads(p, w_at=w_at, k0=k0, n=n, npu=npu, last=last, e_at=e_at):
-                    s = run("weights", p, WA=w_at, KT=KT, N=n) + run("column", p, X=x, K0=k0, KT=KT, NPU=npu)
-                    if last and epi:
-                        s += run("epilogue_bias" if op.bias_en else "epilogue_scale", p, EA=e_at,
-                                 E=vw * len(epi), N=n)
-                    return s
+                def loads(p, w_at=w_at, k0=k0, n=n, npu=npu, last=last):
+                    if last and joined:
+                        s = run("weights_epilogue", p, WA=w_at, KT=KT, E=vw * len(epi), N=n)
+                    else:
+                        s = run("weights", p, WA=w_at, KT=KT, N=n)
+                    return s + run("column", p, X=x, K0=k0, KT=KT, NPU=npu)
 
                 store = (lambda p, blk0=blk0, n=n: run("store_tanh" if tanh else "store", p, Y=y, O0=blk0 * vw,
                                                        N=n)) if last else None

@@ -19,19 +19,14 @@ void weights(uint32_t WA, int KT, int N)
 	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::w(KT*VW)[:] <= DDR(WA)[0:N*KT*VW-1];
 }
 
-/* The epilogue vectors of threads 0..N-1 from the arranged block EA[N][E]:
- * E elements per thread, the kernel's bias, scale, offset in that order
- * (each VW, consecutive in the private memory), from the first one the
- * kernel has: bias (epilogue_bias) or, without a bias, scale.  The cast
- * (E+) runs on into the vectors after the first. */
-void epilogue_bias(uint32_t EA, int E, int N)
+/* The last K tile's weights with the epilogue: per thread KT x VW weights,
+ * VW words over y (the kernel's finish writes it), then the E epilogue
+ * elements (bias, scale, offset as the kernel has them), contiguous in the
+ * private memory and in the arranged block WA[N][KT*VW+VW+E]: one transfer
+ * instead of two.  The cast (..+) runs on past w into y and the epilogue. */
+void weights_epilogue(uint32_t WA, int KT, int E, int N)
 {
-	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::bias(E+)[:] <= DDR(EA)[0:N*E-1];
-}
-
-void epilogue_scale(uint32_t EA, int E, int N)
-{
-	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::scale(E+)[:] <= DDR(EA)[0:N*E-1];
+	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::w(KT*VW+VW+E+)[:] <= DDR(WA)[0:N*(KT*VW+VW+E)-1];
 }
 
 /* Inputs K0..K0+KT-1 of the column X, to PCOREs 0..NPU-1. */
