@@ -2,7 +2,6 @@
 timer with a 64-bit cycle counter, and the hooks the accelerator cores use to
 join it."""
 
-from migen import ClockDomain, Signal
 
 from litex.build.io import CRG
 from litex.soc.integration.soc import SoCRegion

@@ -18,7 +18,7 @@ block, so a hardware decoder is a small FSM that loads the blocks into registers
 """
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
 from tensorsoc.spec.numbers import SPU_LOOKUP_SIZE, SPU_SEGMENT_SHIFT  # noqa: F401 (re-exported: isa.SPU_*)
 

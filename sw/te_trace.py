@@ -13,7 +13,6 @@ the writers below use it.
 ``te_trace_raw()`` prints them) into a Perfetto trace or the guide's text.
 """
 
-import json
 from dataclasses import dataclass
 from typing import List
 

@@ -37,7 +37,6 @@ Ports (all outputs registered, latency ``LATENCY``):
 =========== ====== =========================================================
 """
 
-import os
 from pathlib import Path
 
 from myhdl import Signal, always, block, intbv, toVerilog  # noqa: F401

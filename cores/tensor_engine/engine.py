@@ -14,7 +14,7 @@ a later PCORE access to the kernel's process space waits on the array's
 """
 
 from functools import reduce
-from operator import add, and_, or_
+from operator import add, or_
 
 from migen import *
 from migen.genlib.fifo import SyncFIFO

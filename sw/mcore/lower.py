@@ -20,7 +20,6 @@ from typing import List, Optional
 
 from tensorsoc.spec import tensor_isa as isa
 from .cexpr import NotConstant, evaluate, mul, num, sub1, to_c, try_evaluate
-from .parser import TYPE_NAMES
 
 FLAG_CHECK, FLAG_BCAST, FLAG_OVL = 1, 2, 4
 SPU_WORDS = isa.SPU_PROGRAMS * isa.SPU_LOOKUP_SIZE

@@ -14,7 +14,7 @@ import re
 
 from . import lower
 from .lower import Context
-from .parser import Cursor, StatementParser, VarDef
+from .parser import StatementParser, VarDef
 from .tokens import Source, Token, tokenize
 
 

@@ -11,7 +11,7 @@ Format (see docs/pcore_symbols.md)::
 
 import json
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict
 
 from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.config import DEFAULT

@@ -1,7 +1,6 @@
 """`tsoc pcore asm` and `tsoc bench pcore`."""
 
 import json
-import sys
 from pathlib import Path
 
 from tensorsoc.spec.config import ConfigError, SoCConfig

@@ -9,7 +9,7 @@ from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.sw.mcore import lower
 from tensorsoc.sw.mcore.cexpr import NotConstant, no_value_error
 from tensorsoc.sw.mcore.errors import MCoreError
-from tensorsoc.sw.mcore.parser import TransferStmt, VarDef
+from tensorsoc.sw.mcore.parser import TransferStmt
 from tensorsoc.sw.mcore.preprocessor import Preprocessor
 from tensorsoc.sw.mcore.tokens import Source, tokenize
 from tensorsoc.verification.golden.tensor_exec import side_elements

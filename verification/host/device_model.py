@@ -16,7 +16,7 @@ The server firmware is pluggable (:class:`Firmware`); :class:`ReferenceFirmware`
 loads models, runs inferences through a callback and fills RSpec.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tensorsoc.spec.host_protocol import (ALLOWED_IN_SEQUENCE, BUSY_MASK, CHUNK_SIZE, COMMANDS, DEVICE_ID,
                               DUMMY_CLOCKS, HW_TYPE_TENSORSOC, WINDOW_OF, WORD, Cmd, ErrorCause, Kind,

@@ -7,7 +7,6 @@ bit-exact against the reference and the ISS (a mismatch fails the bench).
 """
 
 import json
-import os
 import tempfile
 from pathlib import Path
 

@@ -18,7 +18,6 @@ from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.spec.pcore_isa import ISA_VERSION
 from tensorsoc.spec.config import SoCConfig
 from tensorsoc.verification.pcore import workloads
-from tensorsoc.sw.pcore.asm import assemble
 from tensorsoc.verification.pcore.iss import PcoreISS
 from tensorsoc.verification.pcore.bfm import PcoreArrayBFM
 

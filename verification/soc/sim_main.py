@@ -8,7 +8,6 @@ TSOC_SIM_JSON, TSOC_SIM_REQUIRE_ACCEL, TSOC_SIM_SOFTWARE, TSOC_HOST_PATH; a data
 TSOC_SIM_INPUT, TSOC_SIM_LABELS, TSOC_SIM_COUNT)."""
 
 import os
-import sys
 import time
 
 import cocotb
@@ -70,7 +69,6 @@ async def main(dut):
             f"output {model.output_bytes} B")
         software = os.environ.get("TSOC_SIM_SOFTWARE", "1") == "1"
         if os.environ.get("TSOC_SIM_INPUT"):
-            import numpy as np
             x = load_array(os.environ["TSOC_SIM_INPUT"], "--input")
             y = load_array(os.environ["TSOC_SIM_LABELS"], "--labels", "biu") if os.environ.get("TSOC_SIM_LABELS") \
                 else None

@@ -10,7 +10,6 @@ transfer's source and destination never share an address of one memory (the
 engine streams: see docs/tensor_engine.md).
 """
 
-import random
 
 import numpy as np
 

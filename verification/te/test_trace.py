@@ -12,8 +12,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from tensorsoc.sw import te_trace
 from tensorsoc.spec import tensor_isa as isa
-from tensorsoc.verification.te.bfm import TEBench
-from tensorsoc.verification.te.test_engine import _setup, _randomise, _check, DDR_BYTES
+from tensorsoc.verification.te.test_engine import _setup, _randomise, _check
 
 SP = {n: v[0] for n, v in isa.SPACES.items()}
 DT = {n: v[0] for n, v in isa.DTYPES.items()}
