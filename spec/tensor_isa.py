@@ -15,6 +15,15 @@ is a header of ``SIDE_HEADER_WORDS`` words followed by ``nlevels`` loop levels o
 ``LEVEL_WORDS`` words each (level 0 is the innermost loop).  The destination side
 comes first, then the source side.  Fields sit at fixed positions inside each
 block, so a hardware decoder is a small FSM that loads the blocks into registers.
+
+Words that would carry nothing are left out (``side_words``): a side whose
+``ovl_mask`` is 0 has no overlap words (its header is ``SIDE_SHORT_HEADER_WORDS``
+long), and a level that is neither bound-checked nor in the overlap group
+carries only its count and step (``LEVEL_SHORT_WORDS``; its start, stride and
+bound read as 0, 1 and 0).  The encoder also clears the check of a level whose
+indices provably stay inside its bound (``in_bound``), which cannot change
+what the transfer does.  The masks, in word 1 of the side header, tell the
+decoder which words follow.
 """
 
 from dataclasses import dataclass, field
@@ -114,6 +123,7 @@ SIDE_FIELDS = _fields([
     ("ovl_limit", 4, 0, 32, False, "overlap limit in address units: the overlap offset must satisfy 0 <= offset < ovl_limit"),
 ])
 SIDE_HEADER_WORDS = 5
+SIDE_SHORT_HEADER_WORDS = 3      # without ovl_start and ovl_limit: a side whose ovl_mask is 0
 
 LEVEL_FIELDS = _fields([
     ("count", 0, 0, 32, False, "iterations of this level (>= 1)"),
@@ -123,6 +133,7 @@ LEVEL_FIELDS = _fields([
     ("bound", 4, 0, 32, False, "dimension size: index must be < bound when the level is checked"),
 ])
 LEVEL_WORDS = 5
+LEVEL_SHORT_WORDS = 2            # count and step only: a level neither checked nor overlapped
 
 EXE_FIELDS = _fields([
     ("func", 1, 0, 32, False, "kernel function word, see FUNC_FIELDS"),
@@ -310,24 +321,75 @@ def _header(words, op, process, length):
     _put(HEADER_FIELDS, "length", words, length)
 
 
+def in_bound(lv):
+    """Every index of the level (start + stride * i, i < count) is in [0, bound)."""
+    last = lv.start + lv.stride * (lv.count - 1)
+    return min(lv.start, last) >= 0 and max(lv.start, last) < lv.bound
+
+
+def check_mask_needed(s):
+    """``s.check_mask`` without the levels whose check cannot fail (``in_bound``)."""
+    return sum(1 << i for i, lv in enumerate(s.levels) if (s.check_mask >> i) & 1 and not in_bound(lv))
+
+
+def normalize(instr):
+    """``instr`` as ``decode(encode(instr))`` gives it back: a check that cannot
+    fail cleared, no overlap offset and limit without an overlap group, and
+    the start, stride and bound of a level neither checked nor overlapped at
+    their defaults.  It does the same as ``instr`` on every engine."""
+    if not isinstance(instr, Transfer):
+        return instr
+
+    def side(sd):
+        chk = check_mask_needed(sd)
+        lv = [Level(count=l.count, step=l.step) if not _full_level(chk, sd.ovl_mask, i)
+              else Level(count=l.count, step=l.step, start=l.start, stride=l.stride, bound=l.bound)
+              for i, l in enumerate(sd.levels)]
+        return Side(space=sd.space, dtype=sd.dtype, base=sd.base, check_mask=chk, ovl_mask=sd.ovl_mask,
+                    bcast_mask=sd.bcast_mask, ovl_start=sd.ovl_start if sd.ovl_mask else 0,
+                    ovl_limit=sd.ovl_limit if sd.ovl_mask else 0, levels=lv)
+    return Transfer(dst=side(instr.dst), src=side(instr.src), process=instr.process, scatter=instr.scatter,
+                    scatter_n=instr.scatter_n, proc_en=instr.proc_en, proc=instr.proc, pad=instr.pad)
+
+
+def _full_level(check_mask, ovl_mask, i):
+    return ((check_mask | ovl_mask) >> i) & 1
+
+
+def side_words(s):
+    """Words of side ``s`` as encoded (header and levels)."""
+    chk = check_mask_needed(s)
+    return ((SIDE_HEADER_WORDS if s.ovl_mask else SIDE_SHORT_HEADER_WORDS)
+            + sum(LEVEL_WORDS if _full_level(chk, s.ovl_mask, i) else LEVEL_SHORT_WORDS
+                  for i in range(s.nlevels)))
+
+
 def _encode_side(s, words, off):
     if not 1 <= s.nlevels <= MAX_LEVELS:
         raise ValueError(f"a side has {s.nlevels} levels; 1..{MAX_LEVELS} are encodable")
-    for name in ("space", "dtype", "nlevels", "check_mask", "ovl_mask", "bcast_mask", "ovl_start"):
+    chk = check_mask_needed(s)
+    for name in ("space", "dtype", "nlevels", "ovl_mask", "bcast_mask"):
         _put(SIDE_FIELDS, name, words, getattr(s, name), off)
+    _put(SIDE_FIELDS, "check_mask", words, chk, off)
     _put(SIDE_FIELDS, "base", words, s.base & 0xFFFFFFFF, off)
-    _put(SIDE_FIELDS, "ovl_limit", words, s.ovl_limit, off)
+    if s.ovl_mask:
+        _put(SIDE_FIELDS, "ovl_start", words, s.ovl_start, off)
+        _put(SIDE_FIELDS, "ovl_limit", words, s.ovl_limit, off)
+        lo = off + SIDE_HEADER_WORDS
+    else:
+        lo = off + SIDE_SHORT_HEADER_WORDS
     for i, lv in enumerate(s.levels):
-        lo = off + SIDE_HEADER_WORDS + i * LEVEL_WORDS
-        for name in ("count", "step", "start", "stride", "bound"):
+        full = _full_level(chk, s.ovl_mask, i)
+        for name in ("count", "step", "start", "stride", "bound")[:5 if full else 2]:
             _put(LEVEL_FIELDS, name, words, getattr(lv, name), lo)
-    return off + SIDE_HEADER_WORDS + s.nlevels * LEVEL_WORDS
+        lo += LEVEL_WORDS if full else LEVEL_SHORT_WORDS
+    return lo
 
 
 def encode(instr):
     """Encode one instruction object into a list of 32-bit words."""
     if isinstance(instr, Transfer):
-        n = TRANSFER_HEADER_WORDS + 2 * SIDE_HEADER_WORDS + LEVEL_WORDS * (instr.dst.nlevels + instr.src.nlevels)
+        n = TRANSFER_HEADER_WORDS + side_words(instr.dst) + side_words(instr.src)
         w = [0] * n
         _header(w, "TRANSFER", instr.process, n)
         for name in ("scatter", "scatter_n", "proc_en", "proc"):
@@ -356,11 +418,16 @@ def encode(instr):
 
 
 def _decode_side(words, off, end):
-    if off + SIDE_HEADER_WORDS > end:
+    if off + SIDE_SHORT_HEADER_WORDS > end:
         raise DecodeError("transfer truncated in a side header")
     s = Side()
-    for name in ("space", "dtype", "check_mask", "ovl_mask", "bcast_mask", "base", "ovl_start", "ovl_limit"):
+    for name in ("space", "dtype", "check_mask", "ovl_mask", "bcast_mask", "base"):
         setattr(s, name, _get(SIDE_FIELDS, name, words, off))
+    if s.ovl_mask:
+        if off + SIDE_HEADER_WORDS > end:
+            raise DecodeError("transfer truncated in a side header")
+        s.ovl_start = _get(SIDE_FIELDS, "ovl_start", words, off)
+        s.ovl_limit = _get(SIDE_FIELDS, "ovl_limit", words, off)
     n = _get(SIDE_FIELDS, "nlevels", words, off)
     if s.space not in SPACE_NAMES:
         raise DecodeError(f"unknown memory space {s.space}")
@@ -368,13 +435,16 @@ def _decode_side(words, off, end):
         raise DecodeError(f"unknown data type {s.dtype}")
     if not 1 <= n <= MAX_LEVELS:
         raise DecodeError(f"level count {n} outside 1..{MAX_LEVELS}")
-    off += SIDE_HEADER_WORDS
-    if off + n * LEVEL_WORDS > end:
-        raise DecodeError("transfer truncated in the loop levels")
+    off += SIDE_HEADER_WORDS if s.ovl_mask else SIDE_SHORT_HEADER_WORDS
     for i in range(n):
-        s.levels.append(Level(**{name: _get(LEVEL_FIELDS, name, words, off + i * LEVEL_WORDS)
-                                 for name in ("count", "step", "start", "stride", "bound")}))
-    return s, off + n * LEVEL_WORDS
+        names = ("count", "step", "start", "stride", "bound")
+        if not _full_level(s.check_mask, s.ovl_mask, i):
+            names = names[:2]
+        if off + len(names) > end:
+            raise DecodeError("transfer truncated in the loop levels")
+        s.levels.append(Level(**{name: _get(LEVEL_FIELDS, name, words, off) for name in names}))
+        off += len(names)
+    return s, off
 
 
 def decode_one(words, pos=0):
@@ -426,8 +496,8 @@ def decode(words):
 _GROUPS = [  # (C prefix, table, words, what it is)
     ("HDR", HEADER_FIELDS, "instruction word offset", "Header (word 0 of every instruction)"),
     ("XFER", TRANSFER_FIELDS, "instruction word offset", "TRANSFER header (words 0-1)"),
-    ("SIDE", SIDE_FIELDS, "side block word offset", "Side header (5 words; dst side at word 2, src side right after the dst levels)"),
-    ("LEVEL", LEVEL_FIELDS, "level block word offset", "Loop level (5 words each, level 0 = innermost, right after its side header)"),
+    ("SIDE", SIDE_FIELDS, "side block word offset", "Side header (5 words, 3 without an overlap group: words 3-4 only when ovl_mask is not 0; dst side at word 2, src side right after the dst levels)"),
+    ("LEVEL", LEVEL_FIELDS, "level block word offset", "Loop level (level 0 = innermost, right after its side header): 5 words when the level is checked or overlapped, else count and step only (2 words)"),
     ("EXE", EXE_FIELDS, "instruction word offset", "EXE instruction (2 words)"),
     ("FUNC", FUNC_FIELDS, "within the function word", "Kernel function word (EXE func field, ztamBuildKernelFunc)"),
     ("CB", CALLBACK_FIELDS, "instruction word offset", "CALLBACK instruction (3 words)"),
@@ -442,7 +512,9 @@ def c_header():
     L.append(f"#define ZTAM_MAX_LEVELS {MAX_LEVELS}")
     L.append(f"#define ZTAM_XFER_HEADER_WORDS {TRANSFER_HEADER_WORDS}")
     L.append(f"#define ZTAM_SIDE_HEADER_WORDS {SIDE_HEADER_WORDS}")
+    L.append(f"#define ZTAM_SIDE_SHORT_HEADER_WORDS {SIDE_SHORT_HEADER_WORDS}")
     L.append(f"#define ZTAM_LEVEL_WORDS {LEVEL_WORDS}")
+    L.append(f"#define ZTAM_LEVEL_SHORT_WORDS {LEVEL_SHORT_WORDS}")
     L.append(f"#define ZTAM_XFER_MAX_WORDS {TRANSFER_HEADER_WORDS + 2 * (SIDE_HEADER_WORDS + MAX_LEVELS * LEVEL_WORDS)}")
     L.append(f"#define ZTAM_EXE_WORDS {EXE_WORDS}")
     L.append(f"#define ZTAM_CALLBACK_WORDS {CALLBACK_WORDS}")
@@ -498,18 +570,46 @@ def c_header():
         "    return w[0];",
         "}",
         "",
-        "/* Encode a side at w (cleared by the caller); returns the words used. */",
+        "/* Every index of the level (start + stride * i, i < count) is in [0, bound). */",
+        "static inline int ztam_level_in_bound(const ztam_level_t *l) {",
+        "    int64_t first = l->start, last = (int64_t)l->start + (int64_t)l->stride * ((int64_t)l->count - 1);",
+        "    return (first < last ? first : last) >= 0 && (first > last ? first : last) < (int64_t)l->bound;",
+        "}",
+        "",
+        "/* Encode a side at w (cleared by the caller); returns the words used.  As the",
+        "   Python encoder: a check that cannot fail is cleared; no overlap words without",
+        "   an overlap group; count and step only for a level neither checked nor overlapped. */",
         "static inline int ztam_encode_side(const ztam_side_t *s, uint32_t *w) {",
-        "    uint32_t i;",
+        "    uint32_t i, chk = 0;",
+        "    int n;",
+        "    for (i = 0; i < s->nlevels; i++)",
+        "        if (((s->check_mask >> i) & 1) && !ztam_level_in_bound(&s->levels[i]))",
+        "            chk |= 1u << i;",
     ]
     for f in SIDE_FIELDS:
-        L.append(f"    ZTAM_PUT(w, ZTAM_SIDE_{f.name.upper()}, s->{f.name});")
-    L.append("    for (i = 0; i < s->nlevels; i++) {")
-    L.append("        uint32_t *lw = w + ZTAM_SIDE_HEADER_WORDS + i * ZTAM_LEVEL_WORDS;")
-    for f in LEVEL_FIELDS:
-        L.append(f"        ZTAM_PUT(lw, ZTAM_LEVEL_{f.name.upper()}, s->levels[i].{f.name});")
+        if f.name in ("ovl_start", "ovl_limit"):
+            continue
+        L.append(f"    ZTAM_PUT(w, ZTAM_SIDE_{f.name.upper()}, "
+                 f"{'chk' if f.name == 'check_mask' else 's->' + f.name});")
+    L.append("    n = ZTAM_SIDE_SHORT_HEADER_WORDS;")
+    L.append("    if (s->ovl_mask) {")
+    L.append("        ZTAM_PUT(w, ZTAM_SIDE_OVL_START, s->ovl_start);")
+    L.append("        ZTAM_PUT(w, ZTAM_SIDE_OVL_LIMIT, s->ovl_limit);")
+    L.append("        n = ZTAM_SIDE_HEADER_WORDS;")
     L.append("    }")
-    L.append("    return ZTAM_SIDE_HEADER_WORDS + (int)s->nlevels * ZTAM_LEVEL_WORDS;")
+    L.append("    for (i = 0; i < s->nlevels; i++) {")
+    L.append("        uint32_t *lw = w + n;")
+    for f in LEVEL_FIELDS[:2]:
+        L.append(f"        ZTAM_PUT(lw, ZTAM_LEVEL_{f.name.upper()}, s->levels[i].{f.name});")
+    L.append("        if (((chk | s->ovl_mask) >> i) & 1) {")
+    for f in LEVEL_FIELDS[2:]:
+        L.append(f"            ZTAM_PUT(lw, ZTAM_LEVEL_{f.name.upper()}, s->levels[i].{f.name});")
+    L.append("            n += ZTAM_LEVEL_WORDS;")
+    L.append("        } else {")
+    L.append("            n += ZTAM_LEVEL_SHORT_WORDS;")
+    L.append("        }")
+    L.append("    }")
+    L.append("    return n;")
     L.append("}")
     L.append("")
     L.append("/* Encode a transfer into w[ZTAM_XFER_MAX_WORDS]; returns its length in words. */")

@@ -40,19 +40,44 @@ instructions = st.one_of(
 def test_encode_decode_round_trip(instrs):
     words = [w for i in instrs for w in isa.encode(i)]
     assert all(0 <= w < 2**32 for w in words)
-    assert isa.decode(words) == instrs
+    got = isa.decode(words)
+    assert got == [isa.normalize(i) for i in instrs]
+    assert [w for i in got for w in isa.encode(i)] == words          # the normal form encodes the same
+    assert [isa.normalize(i) for i in got] == got
 
 
 def test_transfer_length_and_layout():
-    side = isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0x1234,
-                    levels=[isa.Level(count=3, step=-2, start=5, stride=-1, bound=9)])
+    """A checked level that can leave its bound keeps its 5 words; the side's
+    overlap words are there only with an overlap group."""
+    side = isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0x1234, check_mask=1,
+                    levels=[isa.Level(count=3, step=-2, start=5, stride=-1, bound=4)])
     t = isa.Transfer(dst=side, src=side, process=1, pad=0xBEEF)
     w = isa.encode(t)
-    assert len(w) == 2 + 2 * (5 + 5) == 22
-    assert w[0] == (1 << 0) | (1 << 4) | (22 << 8)
+    assert len(w) == 2 + 2 * (3 + 5) == 18
+    assert w[0] == (1 << 0) | (1 << 4) | (18 << 8)
     assert w[1] == 0xBEEF
     assert w[2] == isa.space("SCRATCH") | (isa.dtype("INT8") << 3) | (1 << 8)
-    assert w[4] == 0x1234 and w[7:12] == [3, 2**32 - 2, 5, 2**32 - 1, 9]
+    assert w[3] == 1 and w[4] == 0x1234 and w[5:10] == [3, 2**32 - 2, 5, 2**32 - 1, 4]
+    ovl = isa.Side(space=isa.space("DDR"), base=8, ovl_mask=1, ovl_start=-3, ovl_limit=40,
+                   levels=[isa.Level(count=2, step=4, start=0, stride=1, bound=0)])
+    w = isa.encode(isa.Transfer(dst=side, src=ovl))
+    assert len(w) == 2 + (3 + 5) + (5 + 5)
+    assert w[10 + 3:10 + 5] == [2**32 - 3, 40]
+
+
+def test_transfer_compact_forms():
+    """A level neither checked nor overlapped is count and step only; a check
+    whose indices stay inside the bound is dropped (it cannot fail)."""
+    lv = isa.Level(count=4, step=2, start=1, stride=1, bound=5)           # indices 1..4 < 5
+    side = isa.Side(space=isa.space("SCRATCH"), base=0, check_mask=1, levels=[lv, isa.Level(count=3, step=8)])
+    w = isa.encode(isa.Transfer(dst=side, src=side))
+    assert len(w) == 2 + 2 * (3 + 2 + 2)
+    got, = isa.decode(w)
+    assert got.dst.check_mask == 0 and got.dst.levels[0] == isa.Level(count=4, step=2)
+    out = isa.Level(count=5, step=2, start=1, stride=1, bound=5)          # index 5 leaves the bound
+    side = isa.Side(space=isa.space("SCRATCH"), base=0, check_mask=1, levels=[out])
+    got, = isa.decode(isa.encode(isa.Transfer(dst=side, src=side)))
+    assert got.dst.check_mask == 1 and got.dst.levels[0] == out
 
 
 def test_kernel_function_word():

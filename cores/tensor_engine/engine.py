@@ -370,7 +370,10 @@ class TensorEngineCore(Module):
             NextValue(ovl_mask, field(w, isa.SIDE_FIELDS, "ovl_mask")),
             NextValue(bmask, field(w, isa.SIDE_FIELDS, "bcast_mask")),
             NextState("SIDE2")))
-        fsm.act("SIDE2", consume(NextState("SIDE3")))
+        # Words 3-4 (the overlap offset and limit) only when the side has an
+        # overlap group (spec.tensor_isa: SIDE_SHORT_HEADER_WORDS).
+        fsm.act("SIDE2", consume(If(ovl_mask != 0, NextState("SIDE3")
+                                    ).Else(NextValue(lvl, 0), NextValue(lw, 0), NextState("LEVEL"))))
         fsm.act("SIDE3", consume(NextState("SIDE4")))
         fsm.act("SIDE4", consume(NextValue(lvl, 0), NextValue(lw, 0), NextState("LEVEL")))
         ovl_start_w = Signal((32, True))
@@ -381,7 +384,9 @@ class TensorEngineCore(Module):
                 If(sidesel, prod[1].eq(1), ovf[1].eq(0)).Else(prod[0].eq(1), ovf[0].eq(0))),
             If(fsm.ongoing("SIDE1") & take,
                 on_side(lambda sd: [sd.ovl_en.eq((field(w, isa.SIDE_FIELDS, "ovl_mask") & nlmask) != 0)])),
-            If(fsm.ongoing("SIDE2") & take, on_side(lambda sd: [sd.base.eq(w), sd.nbcast.eq(nbcast_all)])),
+            If(fsm.ongoing("SIDE2") & take, on_side(lambda sd: [sd.base.eq(w), sd.nbcast.eq(nbcast_all),
+                                                                If(ovl_mask == 0, sd.ovl_start.eq(0),
+                                                                   sd.ovl_limit.eq(0))])),
             If(fsm.ongoing("SIDE3") & take, on_side(lambda sd: [sd.ovl_start.eq(ovl_start_w)])),
             If(fsm.ongoing("SIDE4") & take, on_side(lambda sd: [sd.ovl_limit.eq(w)])),
             If(fsm.ongoing("HDR"), bad_count.eq(0)),
@@ -410,8 +415,13 @@ class TensorEngineCore(Module):
             self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
                             If(lw == lf["count"], d_l0_count[k].eq(w)),
                             If(lw == lf["step"], d_l0_step[k].eq(w)))
+        # A level neither checked nor overlapped carries count and step only
+        # (spec.tensor_isa: LEVEL_SHORT_WORDS); its start, stride and bound
+        # stay at reset_side's 0.
+        lvl_full = Signal()
+        self.comb += lvl_full.eq(((chk_mask | ovl_mask) >> lvl)[0])
         fsm.act("LEVEL", consume(
-            If(lw == isa.LEVEL_WORDS - 1,
+            If((lw == isa.LEVEL_WORDS - 1) | ((lw == isa.LEVEL_SHORT_WORDS - 1) & ~lvl_full),
                 NextValue(lw, 0),
                 If(lvl == nlev - 1,
                     If(sidesel, NextState("CHECK")).Else(NextValue(sidesel, 1), NextState("SIDE0"))

@@ -7,7 +7,9 @@
 #define ZTAM_MAX_LEVELS 8
 #define ZTAM_XFER_HEADER_WORDS 2
 #define ZTAM_SIDE_HEADER_WORDS 5
+#define ZTAM_SIDE_SHORT_HEADER_WORDS 3
 #define ZTAM_LEVEL_WORDS 5
+#define ZTAM_LEVEL_SHORT_WORDS 2
 #define ZTAM_XFER_MAX_WORDS 92
 #define ZTAM_EXE_WORDS 2
 #define ZTAM_CALLBACK_WORDS 3
@@ -78,7 +80,7 @@
 #define ZTAM_XFER_PAD_LSB 0
 #define ZTAM_XFER_PAD_MASK 0xFFFFu
 
-/* Side header (5 words; dst side at word 2, src side right after the dst levels) */
+/* Side header (5 words, 3 without an overlap group: words 3-4 only when ovl_mask is not 0; dst side at word 2, src side right after the dst levels) */
 #define ZTAM_SIDE_SPACE_WORD 0
 #define ZTAM_SIDE_SPACE_LSB 0
 #define ZTAM_SIDE_SPACE_MASK 0x7u
@@ -107,7 +109,7 @@
 #define ZTAM_SIDE_OVL_LIMIT_LSB 0
 #define ZTAM_SIDE_OVL_LIMIT_MASK 0xFFFFFFFFu
 
-/* Loop level (5 words each, level 0 = innermost, right after its side header) */
+/* Loop level (level 0 = innermost, right after its side header): 5 words when the level is checked or overlapped, else count and step only (2 words) */
 #define ZTAM_LEVEL_COUNT_WORD 0
 #define ZTAM_LEVEL_COUNT_LSB 0
 #define ZTAM_LEVEL_COUNT_MASK 0xFFFFFFFFu
@@ -174,27 +176,48 @@ static inline uint32_t ztam_kernel_func(uint32_t addr, uint32_t np, uint32_t nt)
     return w[0];
 }
 
-/* Encode a side at w (cleared by the caller); returns the words used. */
+/* Every index of the level (start + stride * i, i < count) is in [0, bound). */
+static inline int ztam_level_in_bound(const ztam_level_t *l) {
+    int64_t first = l->start, last = (int64_t)l->start + (int64_t)l->stride * ((int64_t)l->count - 1);
+    return (first < last ? first : last) >= 0 && (first > last ? first : last) < (int64_t)l->bound;
+}
+
+/* Encode a side at w (cleared by the caller); returns the words used.  As the
+   Python encoder: a check that cannot fail is cleared; no overlap words without
+   an overlap group; count and step only for a level neither checked nor overlapped. */
 static inline int ztam_encode_side(const ztam_side_t *s, uint32_t *w) {
-    uint32_t i;
+    uint32_t i, chk = 0;
+    int n;
+    for (i = 0; i < s->nlevels; i++)
+        if (((s->check_mask >> i) & 1) && !ztam_level_in_bound(&s->levels[i]))
+            chk |= 1u << i;
     ZTAM_PUT(w, ZTAM_SIDE_SPACE, s->space);
     ZTAM_PUT(w, ZTAM_SIDE_DTYPE, s->dtype);
     ZTAM_PUT(w, ZTAM_SIDE_NLEVELS, s->nlevels);
-    ZTAM_PUT(w, ZTAM_SIDE_CHECK_MASK, s->check_mask);
+    ZTAM_PUT(w, ZTAM_SIDE_CHECK_MASK, chk);
     ZTAM_PUT(w, ZTAM_SIDE_OVL_MASK, s->ovl_mask);
     ZTAM_PUT(w, ZTAM_SIDE_BCAST_MASK, s->bcast_mask);
     ZTAM_PUT(w, ZTAM_SIDE_BASE, s->base);
-    ZTAM_PUT(w, ZTAM_SIDE_OVL_START, s->ovl_start);
-    ZTAM_PUT(w, ZTAM_SIDE_OVL_LIMIT, s->ovl_limit);
+    n = ZTAM_SIDE_SHORT_HEADER_WORDS;
+    if (s->ovl_mask) {
+        ZTAM_PUT(w, ZTAM_SIDE_OVL_START, s->ovl_start);
+        ZTAM_PUT(w, ZTAM_SIDE_OVL_LIMIT, s->ovl_limit);
+        n = ZTAM_SIDE_HEADER_WORDS;
+    }
     for (i = 0; i < s->nlevels; i++) {
-        uint32_t *lw = w + ZTAM_SIDE_HEADER_WORDS + i * ZTAM_LEVEL_WORDS;
+        uint32_t *lw = w + n;
         ZTAM_PUT(lw, ZTAM_LEVEL_COUNT, s->levels[i].count);
         ZTAM_PUT(lw, ZTAM_LEVEL_STEP, s->levels[i].step);
-        ZTAM_PUT(lw, ZTAM_LEVEL_START, s->levels[i].start);
-        ZTAM_PUT(lw, ZTAM_LEVEL_STRIDE, s->levels[i].stride);
-        ZTAM_PUT(lw, ZTAM_LEVEL_BOUND, s->levels[i].bound);
+        if (((chk | s->ovl_mask) >> i) & 1) {
+            ZTAM_PUT(lw, ZTAM_LEVEL_START, s->levels[i].start);
+            ZTAM_PUT(lw, ZTAM_LEVEL_STRIDE, s->levels[i].stride);
+            ZTAM_PUT(lw, ZTAM_LEVEL_BOUND, s->levels[i].bound);
+            n += ZTAM_LEVEL_WORDS;
+        } else {
+            n += ZTAM_LEVEL_SHORT_WORDS;
+        }
     }
-    return ZTAM_SIDE_HEADER_WORDS + (int)s->nlevels * ZTAM_LEVEL_WORDS;
+    return n;
 }
 
 /* Encode a transfer into w[ZTAM_XFER_MAX_WORDS]; returns its length in words. */

@@ -164,10 +164,11 @@ async def decode_errors(dut):
     bad_space[2] = (bad_space[2] & ~7) | 6                       # dst space 6
     bad_dtype = list(gw)
     bad_dtype[2] |= 3 << 3                                       # dst dtype 3
+    src = 2 + isa.side_words(good.dst)                           # the source side's first word
     src_spu = list(gw)
-    src_spu[2 + 10] = (src_spu[2 + 10] & ~7) | isa.space("SPU")  # SPU as a source
+    src_spu[src] = (src_spu[src] & ~7) | isa.space("SPU")        # SPU as a source
     zero_count = list(gw)
-    zero_count[2 + 5] = 0                                        # dst level 0 count 0
+    zero_count[2 + isa.SIDE_SHORT_HEADER_WORDS] = 0              # dst level 0 count 0 (no overlap words)
     long_len = list(gw) + [0]
     long_len[0] = (long_len[0] & ~(0xFF << 8)) | (len(long_len) << 8)   # length 1 word too long
     bad_levels = list(gw)
