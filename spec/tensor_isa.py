@@ -647,18 +647,26 @@ def docs_markdown():
          "Every instruction starts with a header word that gives its opcode and its total length",
          "in words, so a decoder can skip any instruction it does not implement.", "",
          "| opcode | length (words) |", "|---|---|",
-         "| TRANSFER | 2 + (5 + 5 x dst.nlevels) + (5 + 5 x src.nlevels): 22 for 1-level sides, at most 92 |",
+         f"| TRANSFER | 2 + two sides, each a header of {SIDE_HEADER_WORDS} words ({SIDE_SHORT_HEADER_WORDS} without an overlap "
+         f"group) and per level {LEVEL_WORDS} words ({LEVEL_SHORT_WORDS} when the level is neither checked nor overlapped): "
+         f"{TRANSFER_HEADER_WORDS + 2 * (SIDE_SHORT_HEADER_WORDS + LEVEL_SHORT_WORDS)} to "
+         f"{TRANSFER_HEADER_WORDS + 2 * (SIDE_HEADER_WORDS + LEVEL_WORDS)} for 1-level sides, at most "
+         f"{TRANSFER_HEADER_WORDS + 2 * (SIDE_HEADER_WORDS + MAX_LEVELS * LEVEL_WORDS)} |",
          f"| EXE | {EXE_WORDS} |", f"| CALLBACK | {CALLBACK_WORDS} |", f"| LOG | {LOG_WORDS} |", "| NOP | 1 |", "",
          "A TRANSFER is laid out as:", "", "```",
          "word 0        header + transfer flags",
          "word 1        pad",
-         "word 2..6     destination side header",
-         "              destination level 0 (innermost) .. level nlevels-1, 5 words each",
-         "              source side header (5 words)",
-         "              source level 0 .. level nlevels-1, 5 words each", "```", "",
+         "word 2..      destination side header (5 words; 3 when its ovl_mask is 0)",
+         "              destination level 0 (innermost) .. level nlevels-1: 5 words each,",
+         "                2 (count, step) for a level neither checked nor overlapped",
+         "              source side header, then its levels, the same way", "```", "",
          "Decoding in hardware: read word 0, take `length`; read the dst side header, then",
          "`nlevels` level blocks into a register file indexed by level; then the same for the",
-         "src side. All fields sit at fixed bit positions inside their block.", "",
+         "src side. All fields sit at fixed bit positions inside their block; word 1 of a side",
+         "header (the masks) says which words follow. Words that carry nothing are left out: a",
+         "side without an overlap group has no overlap offset and limit, a level neither checked",
+         "nor overlapped reads start 0, stride 1 and bound 0, and the encoder clears the check of",
+         "a level whose indices provably stay inside its bound (it cannot fail).", "",
          "## Opcodes", "", "| name | value | meaning |", "|---|---|---|"]
     L += [f"| {n} | {v} | {m} |" for n, (v, m) in OPCODES.items()]
     L += ["", "## Memory spaces", "", "| name | value | address unit | meaning |", "|---|---|---|---|"]
