@@ -31,7 +31,9 @@ import zlib
 
 MODEL_MAGIC = 0x444D5354      # "TSMD" little-endian
 # 1: opaque payload.  2: payload = model section + tensor/op tables + constants.
-FORMAT_VERSION = 3
+# 3: accelerator records carry their kernels' code origin.  4: the TensorEngine
+# programs use the compact transfer encoding (spec/tensor_isa.py, 518ef1e).
+FORMAT_VERSION = 4
 HEADER_FIELDS = ["magic", "version", "payload_length", "crc32", "input_bytes", "output_bytes", "n_layers", "reserved"]
 HEADER_SIZE = 4 * len(HEADER_FIELDS)
 
