@@ -134,6 +134,8 @@ LEVEL_FIELDS = _fields([
 ])
 LEVEL_WORDS = 5
 LEVEL_SHORT_WORDS = 2            # count and step only: a level neither checked nor overlapped
+LEVEL_NAMES = tuple(f.name for f in sorted(LEVEL_FIELDS, key=lambda f: f.word))   # in word order
+assert LEVEL_NAMES[:LEVEL_SHORT_WORDS] == ("count", "step")
 
 EXE_FIELDS = _fields([
     ("func", 1, 0, 32, False, "kernel function word, see FUNC_FIELDS"),
@@ -380,7 +382,7 @@ def _encode_side(s, words, off):
         lo = off + SIDE_SHORT_HEADER_WORDS
     for i, lv in enumerate(s.levels):
         full = _full_level(chk, s.ovl_mask, i)
-        for name in ("count", "step", "start", "stride", "bound")[:5 if full else 2]:
+        for name in LEVEL_NAMES[:LEVEL_WORDS if full else LEVEL_SHORT_WORDS]:
             _put(LEVEL_FIELDS, name, words, getattr(lv, name), lo)
         lo += LEVEL_WORDS if full else LEVEL_SHORT_WORDS
     return lo
@@ -437,9 +439,7 @@ def _decode_side(words, off, end):
         raise DecodeError(f"level count {n} outside 1..{MAX_LEVELS}")
     off += SIDE_HEADER_WORDS if s.ovl_mask else SIDE_SHORT_HEADER_WORDS
     for i in range(n):
-        names = ("count", "step", "start", "stride", "bound")
-        if not _full_level(s.check_mask, s.ovl_mask, i):
-            names = names[:2]
+        names = LEVEL_NAMES if _full_level(s.check_mask, s.ovl_mask, i) else LEVEL_NAMES[:LEVEL_SHORT_WORDS]
         if off + len(names) > end:
             raise DecodeError("transfer truncated in the loop levels")
         s.levels.append(Level(**{name: _get(LEVEL_FIELDS, name, words, off) for name in names}))
