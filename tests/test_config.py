@@ -26,6 +26,8 @@ def test_default_is_valid_and_exported_to_c():
     ("main_ram_size", 1001, "multiple of 4"),
     ("pcore_private_words", 12, "multiple of vw"),
     ("sys_clk_freq", 0, "positive"),
+    ("pcore_imem_words", 1000, "power of 2 from 16 to 4096"),
+    ("pcore_imem_words", 8192, "power of 2 from 16 to 4096"),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):
