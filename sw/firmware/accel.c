@@ -354,32 +354,40 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 #endif
 }
 
-int accel_run_queued(const volatile uint32_t *const *records, const uint32_t *layers, uint32_t n, uint64_t *done_at)
+int accel_run_queued(accel_next_t next, void *ctx, uint32_t max, uint32_t *layers, uint64_t *done_at)
 {
+	/* Program 0 first: its look-up indexes the image (accel_prepare), which
+	 * says whether the kernels are resident. */
+	const volatile uint32_t *r = max ? next(ctx, 0, &layers[0]) : 0;
+	if (!r)
+		return 0;
 #if HAVE_FETCH
 	if (!ix.resident || (boot_flags() & BOOT_TE_TRACE))
 #endif
 	{
-		for (uint32_t k = 0; k < n; k++) {
-			if (accel_run(records[k], layers[k]))
+		uint32_t k = 0;
+		while (r) {
+			if (accel_run(r, layers[k]))
 				return -1;
-			done_at[k] = cycles_now();
+			done_at[k++] = cycles_now();
+			r = k < max ? next(ctx, k, &layers[k]) : 0;
 		}
-		return 0;
+		return (int)k;
 	}
 #if HAVE_FETCH
-	/* Every kernel is in the instruction memory: program k+1 is fetched
-	 * into the engine's queue as soon as program k's last word is in it,
-	 * so the engine starts it right after k's CALLBACK.  Each CALLBACK
-	 * (the last word of a program, tag = its layer) is timed as it is
-	 * popped. */
-	uint32_t next = 0, done = 0;
-	while (done < n) {
-		if (next < n && !fetch_busy()) {
-			const volatile uint32_t *r = records[next];
-			uint32_t nte = r[MODEL_ACCEL_REC_W_TE_WORDS];
-			fetch_start(r + MODEL_ACCEL_REC_WORDS + r[MODEL_ACCEL_REC_W_CODE_WORDS], nte, FETCH_TARGET_QUEUE);
-			next++;
+	/* Every kernel is in the instruction memory: program k+1 is looked up
+	 * and fetched into the engine's queue as soon as program k's last word
+	 * is in it, so the engine starts it right after k's CALLBACK, and the
+	 * look-ups (a few hundred cycles each) run while the engine works.
+	 * Each CALLBACK (the last word of a program, tag = its layer) is timed
+	 * as it is popped. */
+	uint32_t queued = 0, done = 0;
+	while (r || done < queued) {
+		if (r && !fetch_busy()) {
+			fetch_start(r + MODEL_ACCEL_REC_WORDS + r[MODEL_ACCEL_REC_W_CODE_WORDS], r[MODEL_ACCEL_REC_W_TE_WORDS],
+			            FETCH_TARGET_QUEUE);
+			queued++;
+			r = queued < max ? next(ctx, queued, &layers[queued]) : 0;
 			continue;
 		}
 		uint32_t cb = tensor_engine_callback_read();
@@ -404,9 +412,9 @@ int accel_run_queued(const volatile uint32_t *const *records, const uint32_t *la
 	uint32_t errors = tensor_engine_errors_read();
 	if (errors) {
 		printf("accel: layers %lu..%lu: TensorEngine error flags 0x%lx\n", (unsigned long)layers[0],
-		       (unsigned long)layers[n - 1], (unsigned long)errors);
+		       (unsigned long)layers[queued - 1], (unsigned long)errors);
 		return -1;
 	}
-	return 0;
+	return (int)queued;
 #endif
 }

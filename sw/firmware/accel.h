@@ -40,12 +40,21 @@ const char *accel_why(unsigned why);
  * flushes the data cache before the CPU reads what it wrote. */
 int accel_run(const volatile uint32_t *record, uint32_t layer);
 
-/* Runs `n` program records one after the other; done_at[k] is the cycle
- * count (cycles_now) at which program k's CALLBACK was seen.  With the
- * instruction fetch and the model's kernels resident (and no trace), the
- * programs are queued back to back: no firmware between two layers; else
- * accel_run one by one.  Returns 0 or -1 as accel_run. */
-int accel_run_queued(const volatile uint32_t *const *records, const uint32_t *layers, uint32_t n, uint64_t *done_at);
+/* The program record of the k-th op of a run (k = 0, 1, ...) and, in
+ * *layer, its layer; 0 where the run ends (the op is not a compute op or
+ * has no program). */
+typedef const volatile uint32_t *(*accel_next_t)(void *ctx, uint32_t k, uint32_t *layer);
+
+/* Runs the programs next(ctx, 0), next(ctx, 1), ... one after the other,
+ * up to the first 0 or `max` of them; layers[k] is program k's layer and
+ * done_at[k] the cycle count (cycles_now) at which its CALLBACK was seen.
+ * Program k+1 is looked up while program k runs.  With the instruction
+ * fetch and the model's kernels resident (and no trace), the programs are
+ * queued back to back: no firmware between two layers, and only program
+ * 0's look-up before the engine starts; else accel_run one by one.
+ * Returns the number of programs run (0: next(ctx, 0) was 0), or -1 as
+ * accel_run. */
+int accel_run_queued(accel_next_t next, void *ctx, uint32_t max, uint32_t *layers, uint64_t *done_at);
 
 /* Whether `image`'s kernels are all in the instruction memory (loaded when
  * the image is first used: accel_program, accel_kernels_resident). */

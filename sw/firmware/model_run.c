@@ -370,6 +370,27 @@ static int constants_left_out(const volatile uint32_t *image, const volatile uin
 
 #define QUEUE_MAX 16
 
+/* The ops from `i` on, for accel_run_queued: op i+k's program while they
+ * are compute ops with programs (why: why op i has none). */
+struct run_ctx {
+	const volatile uint32_t *image;
+	uint32_t i, no;
+	uint8_t *why;
+};
+
+static const volatile uint32_t *next_program(void *p, uint32_t k, uint32_t *layer)
+{
+	struct run_ctx *c = p;
+	if (c->i + k >= c->no)
+		return 0;
+	const volatile uint32_t *o = op_entry(c->image, c->i + k);
+	if (!is_compute(o[MODEL_OP_W_OPCODE]))
+		return 0;
+	const volatile uint32_t *prog = accel_program(c->image, c->i + k, k ? 0 : c->why);
+	*layer = o[MODEL_OP_W_LAYER];
+	return prog;
+}
+
 int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_layer_t *layers, uint32_t max_layers)
 {
 	uint32_t no = section(image, MODEL_SECTION_W_N_OPS), vw = section(image, MODEL_SECTION_W_VW);
@@ -383,32 +404,22 @@ int model_execute(const volatile uint32_t *image, uint32_t *timings_us, model_la
 		uint8_t why = ACCEL_RAN;
 		/* Consecutive ops with accelerator programs run as one queue
 		 * (accel.h): each layer's time is from the previous CALLBACK to
-		 * its own. */
-		const volatile uint32_t *queue[QUEUE_MAX];
+		 * its own; the first from before its program's look-up. */
 		uint32_t qlayer[QUEUE_MAX];
 		uint64_t done_at[QUEUE_MAX];
-		uint32_t n = 0;
-		while (i + n < no && n < QUEUE_MAX) {
-			const volatile uint32_t *o = op_entry(image, i + n);
-			if (!is_compute(o[MODEL_OP_W_OPCODE]))
-				break;
-			const volatile uint32_t *prog = accel_program(image, i + n, n ? 0 : &why);
-			if (!prog)
-				break;
-			queue[n] = prog;
-			qlayer[n++] = o[MODEL_OP_W_LAYER];
-		}
+		struct run_ctx ctx = { image, i, no, &why };
+		int n = accel_run_queued(next_program, &ctx, QUEUE_MAX, qlayer, done_at);
+		if (n < 0)
+			return -1;
 		if (n) {
-			if (accel_run_queued(queue, qlayer, n, done_at))
-				return -1;
-			for (uint32_t k = 0; k < n; k++) {
+			for (int k = 0; k < n; k++) {
 				const volatile uint32_t *o = op_entry(image, i + k);
 				record_layer(qlayer[k], i + k, o[MODEL_OP_W_OPCODE], done_at[k] - (k ? done_at[k - 1] : t0),
 					     ACCEL_RAN, timings_us, layers, max_layers);
 			}
 			accelerated += n;
 			dirty = 1;
-			i += n;
+			i += (uint32_t)n;
 			continue;
 		}
 		/* The CPU reads what the engine wrote from here on. */
