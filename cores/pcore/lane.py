@@ -32,8 +32,11 @@ Ports (all outputs registered, latency ``LATENCY``):
 ``flag_in`` in     lane flag (for ``sel``)
 ``sh``      in     shift amount (unsigned)
 ``result``  out    signed data result
-``acc_out`` out    new accumulator value (= ``acc_in`` for non-acc ops)
-``flag_out``out    new flag (= ``flag_in`` for non-compare ops)
+``acc_out`` out    new accumulator value; undefined after an operation the
+                   PCORE does not write it back for (not in
+                   ``ACC_WRITE_OPS``)
+``flag_out``out    new flag; undefined after an operation not in
+                   ``FLAG_WRITE_OPS``
 =========== ====== =========================================================
 """
 
@@ -60,9 +63,9 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     SH_MAX = (1 << len(sh)) - 1
     DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
     PW = 2 * W                     # product width
-    LW = W + SH_MAX + 1            # a << sh, never overflows
     RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a
-    SW = max(AW, LW) + 2           # accumulator-add width
+    XW = W + 2                     # add/sub results and the shl overflow marker (+-2**W)
+    TW = RW + 1                    # the rounded value (and XW values) before saturation
 
     OP_MOV, OP_ADD, OP_SUB, OP_MUL = OP["mov"], OP["add"], OP["sub"], OP["mul"]
     OP_MAX, OP_MIN, OP_RELU, OP_ASR = OP["max"], OP["min"], OP["relu"], OP["asr"]
@@ -73,20 +76,24 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     def sig(lo, hi):
         return Signal(intbv(0, min=lo, max=hi))
 
-    # Stage A registers: the product, shifted operands, non-saturating results.
+    # Stage A registers: the product, a << sh (modulo 2**AW), the operand of
+    # the rounding shift, the saturating input of add/sub/shl, the
+    # non-saturating results, the accumulator operands.
     a_op = Signal(intbv(0)[len(op):])
-    a_sh = Signal(intbv(0)[len(sh):])
+    a_shm1 = Signal(intbv(0)[len(sh):])              # sh - 1 (the rounding shifter's amount)
+    a_sh0 = Signal(bool(0))                          # sh == 0: no rounding
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))
-    a_lsh = sig(-(1 << (LW - 1)), 1 << (LW - 1))
-    a_sat = sig(-(1 << (SW - 1)), 1 << (SW - 1))     # saturating input of add, sub, shl
-    a_rsrc = sig(-(1 << (RW - 1)), 1 << (RW - 1))    # rounding shift's operand: acc_in (accr) or a (asr)
+    a_lsh = sig(-(1 << (AW - 1)), 1 << (AW - 1))     # a << sh, wrapped to AW bits (accadd, accset)
+    a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, shl (an overflowing shl: +-2**W)
+    a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (accr, mac, accadd) or a (asr)
     a_rnd_prod = Signal(bool(0))                     # the rounding shift takes the product (mul)
     a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr)
     a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
-    a_acc = sig(-(1 << (AW - 1)), 1 << (AW - 1))
+    a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
+    a_acc_prod = Signal(bool(0))                     # mac, macz: the product is added, else a << sh
     a_flag = Signal(bool(0))
-    # Stage B registers: rounded product, new accumulator.
-    b_sat = sig(-(1 << (SW - 1)), 1 << (SW - 1))
+    # Stage B registers: the value to saturate, the new accumulator.
+    b_sat = sig(-(1 << (TW - 1)), 1 << (TW - 1))
     b_do_sat = Signal(bool(0))
     b_res = sig(DMIN, DMAX + 1)
     b_acc = sig(-(1 << (AW - 1)), 1 << (AW - 1))
@@ -95,19 +102,34 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     @always(clk.posedge)
     def stage_a():
         dsum = intbv(0, min=-(1 << W), max=1 << W)
-        lsh = intbv(0, min=-(1 << (LW - 1)), max=1 << (LW - 1))
+        lsh = intbv(0)[AW:]
+        top = intbv(0)[AW - W + 1:]
         res = intbv(0, min=DMIN, max=DMAX + 1)
 
         a_prod.next = a * b
-        lsh[:] = a << sh
-        a_lsh.next = lsh
-        if op == OP_ACCR:
-            a_rsrc.next = acc_in
+        # a << sh in AW bits: exact while sh <= AW - W (AW >= 2W), so an shl
+        # fits in W bits iff bits AW-1 .. W-1 are all equal; beyond, any
+        # nonzero a overflows.
+        lsh[:] = (a << sh) & ((1 << AW) - 1)
+        a_lsh.next = lsh.signed()
+        top[:] = lsh[AW:W - 1]
+        # one register for the accumulator operand (accr's rounding, the
+        # sum of mac and accadd) and asr's operand
+        if op == OP_ACCR or op == OP_MAC or op == OP_ACCADD:
+            a_x.next = acc_in
         else:
-            a_rsrc.next = a
+            a_x.next = a
         # stage B's selects, decoded here so that they leave flip-flops
         a_rnd_prod.next = op == OP_MUL
         a_rnd_res.next = op == OP_MUL or op == OP_ASR or op == OP_ACCR
+        a_acc_keep.next = op == OP_MAC or op == OP_ACCADD
+        a_acc_prod.next = op == OP_MAC or op == OP_MACZ
+        if sh == 0:
+            a_sh0.next = True
+            a_shm1.next = 0
+        else:
+            a_sh0.next = False
+            a_shm1.next = sh - 1
 
         a_sat.next = 0
         if op == OP_ADD:
@@ -117,7 +139,13 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
             dsum[:] = a - b
             a_sat.next = dsum
         elif op == OP_SHL:
-            a_sat.next = lsh
+            if a != 0 and (sh > AW - W or (top != 0 and top != (1 << (AW - W + 1)) - 1)):
+                if a < 0:
+                    a_sat.next = -(1 << W)
+                else:
+                    a_sat.next = 1 << W
+            else:
+                a_sat.next = lsh[W:].signed()
 
         res[:] = 0
         if op == OP_MAX:
@@ -150,25 +178,28 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
             a_flag.next = a == b
         else:
             a_flag.next = flag_in
-        a_acc.next = acc_in
         a_op.next = op
-        a_sh.next = sh
 
     @always(clk.posedge)
     def stage_b():
         rsrc = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
+        half = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
         rnd = intbv(0, min=-(1 << RW), max=1 << RW)
-        sumw = intbv(0, min=-(1 << (SW - 1)), max=1 << (SW - 1))
+        base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
+        addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
+        sumw = intbv(0)[AW + 1:]
 
-        # round-half-up right shift: (x >> s) + bit s-1 of x
+        # round-half-up right shift by sh >= 1, with one shifter:
+        # y = x >> (sh - 1), then (y >> 1) + (y & 1)
         if a_rnd_prod:
             rsrc[:] = a_prod
         else:
-            rsrc[:] = a_rsrc
-        if a_sh == 0:
+            rsrc[:] = a_x
+        if a_sh0:
             rnd[:] = rsrc
         else:
-            rnd[:] = (rsrc >> a_sh) + ((rsrc >> (a_sh - 1)) & 1)
+            half[:] = rsrc >> a_shm1
+            rnd[:] = (half >> 1) + (half & 1)
         if a_rnd_res:
             b_sat.next = rnd
         else:
@@ -180,20 +211,18 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
             b_do_sat.next = False
         b_res.next = a_res
 
-        # accumulator: wraps modulo 2**AW
-        if a_op == OP_MAC:
-            sumw[:] = a_acc + a_prod
-            b_acc.next = sumw[AW:].signed()
-        elif a_op == OP_MACZ:
-            b_acc.next = a_prod
-        elif a_op == OP_ACCADD:
-            sumw[:] = a_acc + a_lsh
-            b_acc.next = sumw[AW:].signed()
-        elif a_op == OP_ACCSET:
-            sumw[:] = a_lsh
-            b_acc.next = sumw[AW:].signed()
+        # accumulator: one AW-bit adder, wrapping modulo 2**AW:
+        # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; else a << sh)
+        if a_acc_keep:
+            base[:] = a_x[AW:].signed()
         else:
-            b_acc.next = a_acc
+            base[:] = 0
+        if a_acc_prod:
+            addend[:] = a_prod
+        else:
+            addend[:] = a_lsh
+        sumw[:] = (base + addend) & ((1 << AW) - 1)
+        b_acc.next = sumw[AW:].signed()
         b_flag.next = a_flag
 
     @always(clk.posedge)

@@ -1,9 +1,12 @@
 """Stimulus and expected values for the lane datapath tests.
 
 ``expected`` is the lane's contract: the vector operations of vector_ops.py,
-which the ISS executes too; ``stimulus`` builds the exhaustive input space of
-one operation at small widths, or random inputs (biased towards the extremes)
-at full width.
+which the ISS executes too, restricted to what the PCORE writes back: the
+accumulator only after an operation of ``ACC_WRITE_OPS``, the flag only
+after one of ``FLAG_WRITE_OPS`` (cores/pcore/pcore.py), so the lane's
+``acc_out`` and ``flag_out`` are undefined after the others.  ``stimulus``
+builds the exhaustive input space of one operation at small widths, or
+random inputs (biased towards the extremes) at full width.
 """
 
 import itertools
@@ -16,7 +19,14 @@ from tensorsoc.verification.golden import fixedpoint as fx
 from tensorsoc.verification.pcore.vector_ops import execute, inputs
 
 INPUTS = {op: inputs(op) for op in isa.OP}    # which inputs each operation depends on
-expected = execute                            # the lane's contract
+
+
+def expected(op, a, b, acc, flag, sh, width, acc_width):
+    """The lane's contract: (result, acc_out, flag_out), None where the lane's
+    output is undefined (not written back after ``op``)."""
+    res, acc_out, flag_out = execute(op, a, b, acc, flag, sh, width, acc_width)
+    return (res, acc_out if op in isa.ACC_WRITE_OPS else None,
+            flag_out if op in isa.FLAG_WRITE_OPS else None)
 
 
 def _ranges(width, acc_width):
