@@ -35,7 +35,7 @@ def run_host_tests(soc_build, name, extra_env=None, testcase=None):
 # far too long).  `make regress` runs models and uploads in both modes.
 PIN_BOTH = ["rid_and_spec", "protocol_errors", "inference_without_model", "model_tensor_inference",
             "chunk_sequence_errors", "busy_acquire_and_sensor", "wtensor_throughput"]
-SPI_CASES = PIN_BOTH
+SPI_CASES = PIN_BOTH + ["host_path_switch"]     # one transport on both paths (the UVM env's)
 QPI_CASES = PIN_BOTH
 FAST_BOTH = ["rid_and_spec", "protocol_errors", "model_tensor_inference", "example_models_bit_exact"]
 FAST_SPI_CASES = FAST_BOTH

@@ -11,6 +11,11 @@ order, idle and strap levels), the device cannot tell the two apart, and the
 the statistics are the same.  The bus checks are the master's: the device
 driving a pin it must not (Q while the host drives or the grounded MISO in
 QPI, Q in SPI) or any pin while deselected raises :class:`BusContention`.
+
+The transport can also be the pin-level host (``pin_level=True``, or
+:meth:`use_pins` between frames): the master's ``en`` is then low and
+Python drives the pins as :class:`CocotbTransport` does, so one test can
+run its pin corners at pin level and its bulk uploads on the master.
 """
 
 from tensorsoc.sw.host.transport import BusContention, Frame, FrameResult
@@ -34,7 +39,7 @@ class CocotbFastTransport(CocotbTransport):
     """Same arguments as :class:`CocotbTransport`; ``dut`` must be the
     simulation SoC (it has the master's ``host_fast_*`` ports)."""
 
-    def __init__(self, dut, *args, fast_prefix="host_fast_", **kwargs):
+    def __init__(self, dut, *args, fast_prefix="host_fast_", pin_level=False, **kwargs):
         super().__init__(dut, *args, **kwargs)
         self.f = {name: getattr(dut, fast_prefix + name) for name in (
             "en", "go", "done", "begin", "end", "qpi", "out_clocks", "rel_clocks", "in_clocks", "half",
@@ -42,7 +47,9 @@ class CocotbFastTransport(CocotbTransport):
         if len(self.f["wdata"]) != 8 * CHUNK_BYTES:
             raise ValueError(f"host_fast_wdata is {len(self.f['wdata'])} bits; this transport sends "
                              f"{CHUNK_BYTES}-byte chunks: rebuild the simulator")
-        self.sclk = self.f["sclk"]
+        self.pin_level = pin_level
+        self.sclk = self.clk if pin_level else self.f["sclk"]
+        self._from_pins = False      # the next master frame follows a pin-level one
         self._go = 0
         self._strapped = False
         self._sys_ps = None
@@ -54,7 +61,7 @@ class CocotbFastTransport(CocotbTransport):
         """As the pin-level host: the master holds the strap while idle; the
         top's pins stay idle too (in case a test switches back)."""
         super().strap()
-        self.f["en"].value = 1
+        self.f["en"].value = 0 if self.pin_level else 1
         self.f["qpi"].value = int(self.qpi)
         if not self._strapped:
             # The master is never reset: a transport made after another one
@@ -63,6 +70,18 @@ class CocotbFastTransport(CocotbTransport):
             self._go = int(done) if done.is_resolvable else 0
             self.f["go"].value = self._go
             self._strapped = True
+
+    def use_pins(self, pins):
+        """Between frames: the pin-level host (``pins`` true: the master's
+        ``en`` low, Python on the pins) or the master.  The pins are idle
+        either way (strap levels, CS_N high)."""
+        pins = bool(pins)
+        if pins == self.pin_level:
+            return
+        self.pin_level = pins
+        self.f["en"].value = 0 if pins else 1
+        self.sclk = self.clk if pins else self.f["sclk"]
+        self._from_pins = not pins
 
     def set_sys_period(self, sys_ps):
         """The SoC clock period: the master counts its timings in it.  The
@@ -110,8 +129,17 @@ class CocotbFastTransport(CocotbTransport):
         return int(f["fault"].value), int(f["undriven"].value), wire
 
     async def _run_locked(self, frame: Frame) -> FrameResult:
+        if self.pin_level:
+            return await super()._run_locked(frame)
         if self._sys_ps is None:
             raise RuntimeError("CocotbFastTransport: call set_sys_period() first (host_env.boot does)")
+        if self._from_pins:
+            # The master counts Tcsi from its own last CS_N rise: after a
+            # pin-level frame, keep CS_N high for Tcsi here.
+            self._from_pins = False
+            idle_ps = self.tcsi_ps - round((self.now() - (self._cs_high_at or 0.0)) * 1e12)
+            if self._cs_high_at is not None and idle_ps > 0:
+                await self._wait(idle_ps)
         cpb = frame.cpb
         w = 4 if self.qpi else 1
         msb = (_MSB_QPI if self.qpi else _MSB_SPI) if self.msb_first else None

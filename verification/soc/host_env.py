@@ -57,13 +57,18 @@ def host_path(default="pins"):
     return path
 
 
-def host_transport(dut, sys_period_ps, qpi=False, msb_first=False, path=None, **kwargs):
-    """The host transport of ``path`` (default: :func:`host_path`), strapped."""
-    if (path or host_path()) == "fast":
-        transport = CocotbFastTransport(dut, qpi=qpi, msb_first=msb_first, **kwargs)
+def host_transport(dut, sys_period_ps, qpi=False, msb_first=False, path=None, switchable=False, **kwargs):
+    """The host transport of ``path`` (default: :func:`host_path`), strapped.
+    ``switchable``: a transport that can change path between frames
+    (``use_pins``: the simulation top's master, starting on ``path``)."""
+    path = path or host_path()
+    if path == "fast" or switchable:
+        transport = CocotbFastTransport(dut, qpi=qpi, msb_first=msb_first, pin_level=path == "pins", **kwargs)
         transport.set_sys_period(sys_period_ps)
     else:
         transport = CocotbTransport(dut, qpi=qpi, msb_first=msb_first, **kwargs)
+        if hasattr(dut, "host_fast_en"):      # the pins drive the port, whatever a test before left
+            dut.host_fast_en.value = 0
     transport.strap()
     return transport
 
@@ -134,16 +139,18 @@ class Sensor:
 
 
 async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20.0, timeout=0.02, echo=False,
-               path=None):
+               path=None, switchable=False):
     """Resets the SoC with the host's pins strapped for SPI or QPI and waits
     for the server firmware; returns (Device, Console, Sensor).  ``path``:
-    the host path (default: TSOC_HOST_PATH, else pins)."""
+    the host path (default: TSOC_HOST_PATH, else pins); ``switchable``: a
+    transport that can change path between frames (host_transport)."""
     cfg = soc_config()
     # TSOC_SIM_SYS_PERIOD_NS runs the SoC clock at another rate than the
     # configuration's (tsoc bench host: the SoC:SCLK ratio the port needs).
     period_ps = sys_period_ps(cfg, os.environ.get("TSOC_SIM_SYS_PERIOD_NS"))
     start_clock(dut, period_ps, cfg)
-    transport = host_transport(dut, period_ps, qpi=qpi, msb_first=msb_first, path=path, period_ns=period_ns)
+    transport = host_transport(dut, period_ps, qpi=qpi, msb_first=msb_first, path=path, switchable=switchable,
+                               period_ns=period_ns)
     sensor = Sensor(dut)
     dut.serial_sink_valid.value = 0
     dut.serial_sink_data.value = 0

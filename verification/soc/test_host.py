@@ -103,6 +103,31 @@ async def rid_and_spec(dut):
 
 
 @cocotb.test()
+async def host_path_switch(dut):
+    """One transport changes host path between frames, as the UVM env's does
+    for a protocol test's server upload: pin level, the simulated master,
+    pin level again.  The master's en follows, the device answers the same
+    on each path, and an error raised on one path is read on the other."""
+    dev, _, _ = await start(dut, path="pins", switchable=True)
+    t = dev.transport
+    assert t.pin_level and t.sclk is t.clk
+    assert await dev.id() == DEVICE_ID
+    assert int(dut.host_fast_en.value) == 0
+    spec = await dev.spec()
+    t.use_pins(False)
+    assert t.sclk is not t.clk
+    assert await dev.id() == DEVICE_ID
+    assert int(dut.host_fast_en.value) == 1
+    assert await dev.spec() == spec
+    await t.raw(0x55)                                   # unknown command, on the master
+    t.use_pins(True)
+    assert t.sclk is t.clk
+    await expect_error(dev, ErrorCause.UNKNOWN_COMMAND)  # read at pin level
+    assert int(dut.host_fast_en.value) == 0
+    assert await dev.spec() == spec
+
+
+@cocotb.test()
 async def protocol_errors(dut):
     """Each transport-level error sets the error bit with its cause and the
     device answers the next command correctly."""

@@ -45,7 +45,8 @@ class SocEnv(uvm_env):
         cfg = soc_config()
         self.sys_period_ps = sys_period_ps(cfg)
         start_clock(dut, self.sys_period_ps, cfg)
-        transport = host_transport(dut, self.sys_period_ps, qpi=s["qpi"], msb_first=bool(cfg.host_msb_first))
+        transport = host_transport(dut, self.sys_period_ps, qpi=s["qpi"], msb_first=bool(cfg.host_msb_first),
+                                   switchable=True)
         dut.serial_sink_valid.value = 0
         dut.serial_sink_data.value = 0
         dut.sim_ctrl_boot_flags.value = SKIP_MEMTEST

@@ -29,6 +29,10 @@ class HostBfm:
 
     def __init__(self, transport, dut, console):
         self.transport = transport
+        # A transport that can change host path between frames (the master
+        # of the fast path, pin level when its en is low): use_path().
+        self.switchable = hasattr(transport, "use_pins")
+        self.own_path = "pins" if getattr(transport, "pin_level", not self.switchable) else "fast"
         self.qpi = transport.qpi
         self.codec = BitCodec(transport.qpi, transport.msb_first)
         self.dut = dut
@@ -85,16 +89,28 @@ class HostBfm:
         """Console lines from here on count for :meth:`server_ready`."""
         self._server_mark = len(self.console.lines)
 
+    def use_path(self, path):
+        """The next frames on host path ``path`` ("pins" or "fast"; None:
+        the test's own).  A transport that cannot switch keeps its path and
+        says so in the log."""
+        path = path or self.own_path
+        if self.switchable:
+            self.transport.use_pins(path == "pins")
+        elif path != self.own_path:
+            cocotb.log.info(f"host path {path} asked for; this transport drives {self.own_path} only: staying on it")
+
     async def wait(self, ns):
         from cocotb.triggers import Timer
         await Timer(max(1, int(ns)), unit="ns")
 
     # -- sampling --------------------------------------------------------------
     def start(self):
-        if self._wire_observed:
+        if hasattr(self.transport, "observers"):
             if self._observer not in self.transport.observers:
                 self.transport.observers.append(self._observer)
-        elif self._task is None:
+        # The pin sampler for pin-level frames: it waits for CS_N on the
+        # pins Python drives, which stay high while the master has the port.
+        if (self.switchable or not hasattr(self.transport, "observers")) and self._task is None:
             self._task = cocotb.start_soon(self._sample())
 
     @property
@@ -102,7 +118,7 @@ class HostBfm:
         """The fast host path's master reports what was on the wire per
         frame (cores/host_spi/sim_master.py): the monitor takes it from
         there instead of waking at every SCLK edge."""
-        return hasattr(self.transport, "observers")
+        return hasattr(self.transport, "observers") and not getattr(self.transport, "pin_level", False)
 
     def _observer(self, clocks, host, dev, drove):
         w = 1 if not self.qpi else 0
@@ -167,6 +183,8 @@ class HostDriver(uvm_driver):
                 await self.bfm.server_ready()
             elif item.kind == "wait":
                 await self.bfm.wait(item.wait_ns)
+            elif item.kind == "host_path":
+                self.bfm.use_path(item.path)
             else:
                 if item.cmd in SERVER_CODES:
                     self.bfm.mark_console()      # a WServer may start a new server

@@ -17,12 +17,13 @@ class HostItem(uvm_sequence_item):
     firmware), ``"reset_in_frame"`` (a frame during which, ``reset_after``
     SCLK cycles in, the SoC reset is pulsed while CS_N stays low; then wait
     for the server firmware), ``"server_ready"`` (wait until a server
-    firmware started by WServer is ready) or ``"wait"`` (let ``wait_ns`` of
-    simulated time pass).  After the driver is done, ``data`` holds the
+    firmware started by WServer is ready), ``"wait"`` (let ``wait_ns`` of
+    simulated time pass) or ``"host_path"`` (the following frames on the
+    host path ``path``: ``"pins"`` or ``"fast"``; None: the test's own).  After the driver is done, ``data`` holds the
     bytes read."""
 
     def __init__(self, name="host_item", kind="frame", cmd=0, write=b"", read_len=0, dummy_clocks=None,
-                 clocks=None, bits=None, wait_ns=0, tag="", reset_after=None):
+                 clocks=None, bits=None, wait_ns=0, tag="", reset_after=None, path=None):
         super().__init__(name)
         self.kind = kind
         self.cmd = int(cmd)
@@ -34,11 +35,13 @@ class HostItem(uvm_sequence_item):
         self.wait_ns = wait_ns
         self.tag = tag            # which sequence step (for logs and coverage)
         self.reset_after = reset_after
+        self.path = path
         self.data = b""
 
     def __str__(self):
         if self.kind not in ("frame", "reset_in_frame"):
-            return f"{self.kind}{f' {self.wait_ns} ns' if self.kind == 'wait' else ''}"
+            return (f"{self.kind}{f' {self.wait_ns} ns' if self.kind == 'wait' else ''}"
+                    f"{f' {self.path}' if self.kind == 'host_path' else ''}")
         cmd = decode_command(self.cmd)
         name = cmd.name if cmd is not None else f"0x{self.cmd:02x}"
         extra = "".join(f" {k}={v}" for k, v in (("clocks", self.clocks), ("bits", self.bits),

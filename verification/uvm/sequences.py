@@ -429,12 +429,18 @@ class ServerUploadSeq(HostSeq):
     model), and a model run bit-exact.
 
     The uploaded server runs from the server window: a later WServer would
-    overwrite its code, so this is the last WServer of a test."""
+    overwrite its code, so this is the last WServer of a test.
+
+    The upload (about 30 KB, 120 chunks) runs on the fast host path
+    whatever the test's own: it is not a pin corner, and at pin level it
+    took 1.19M of a CornerTest's 2.86M cycles and 87 of its 210 s."""
 
     async def body(self):
         image = server_image()
         code = self.rng.choice((int(Cmd.WSERVER), 0x81))
+        await self.send(kind="host_path", path="fast")
         await self.write_chunked(code, image)
+        await self.send(kind="host_path", path=None)
         await self.send(kind="server_ready")
         await self.send(Cmd.RID, read_len=4, tag="new server: alive")
         await self.spec()
