@@ -40,6 +40,9 @@ const char *accel_why(unsigned why);
  * flushes the data cache before the CPU reads what it wrote. */
 int accel_run(const volatile uint32_t *record, uint32_t layer);
 
+/* The most programs accel_run_queued runs in one call. */
+#define ACCEL_QUEUE_MAX 16
+
 /* The program record of the k-th op of a run (k = 0, 1, ...) and, in
  * *layer, its layer; 0 where the run ends (the op is not a compute op or
  * has no program). */
@@ -48,10 +51,11 @@ typedef const volatile uint32_t *(*accel_next_t)(void *ctx, uint32_t k, uint32_t
 /* Runs the programs next(ctx, 0), next(ctx, 1), ... one after the other,
  * up to the first 0 or `max` of them; layers[k] is program k's layer and
  * done_at[k] the cycle count (cycles_now) at which its CALLBACK was seen.
- * Program k+1 is looked up while program k runs.  With the instruction
- * fetch and the model's kernels resident (and no trace), the programs are
- * queued back to back: no firmware between two layers, and only program
- * 0's look-up before the engine starts; else accel_run one by one.
+ * At most ACCEL_QUEUE_MAX.  With the instruction fetch and the model's
+ * kernels resident (and no trace), program 0 starts as soon as it is
+ * found, the others are looked up while it runs, and they are queued back
+ * to back: no firmware between two layers; else accel_run one by one
+ * (program k+1 looked up after program k).
  * Returns the number of programs run (0: next(ctx, 0) was 0), or -1 as
  * accel_run. */
 int accel_run_queued(accel_next_t next, void *ctx, uint32_t max, uint32_t *layers, uint64_t *done_at);

@@ -368,7 +368,7 @@ static int constants_left_out(const volatile uint32_t *image, const volatile uin
 	return 0;
 }
 
-#define QUEUE_MAX 16
+#define QUEUE_MAX ACCEL_QUEUE_MAX
 
 /* The ops from `i` on, for accel_run_queued: op i+k's program while they
  * are compute ops with programs (why: why op i has none). */
