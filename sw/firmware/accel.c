@@ -354,6 +354,15 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 #endif
 }
 
+#if HAVE_FETCH
+/* Fetches program record r's TensorEngine words into the engine's queue. */
+static void queue_program(const volatile uint32_t *r)
+{
+	fetch_start(r + MODEL_ACCEL_REC_WORDS + r[MODEL_ACCEL_REC_W_CODE_WORDS], r[MODEL_ACCEL_REC_W_TE_WORDS],
+	            FETCH_TARGET_QUEUE);
+}
+#endif
+
 int accel_run_queued(accel_next_t next, void *ctx, uint32_t max, uint32_t *layers, uint64_t *done_at)
 {
 	/* Program 0 first: its look-up indexes the image (accel_prepare), which
@@ -388,17 +397,15 @@ int accel_run_queued(accel_next_t next, void *ctx, uint32_t max, uint32_t *layer
 	const volatile uint32_t *recs[ACCEL_QUEUE_MAX];
 	if (max > ACCEL_QUEUE_MAX)
 		max = ACCEL_QUEUE_MAX;
-	fetch_start(r + MODEL_ACCEL_REC_WORDS + r[MODEL_ACCEL_REC_W_CODE_WORDS], r[MODEL_ACCEL_REC_W_TE_WORDS],
-	            FETCH_TARGET_QUEUE);
+	recs[0] = r;
+	queue_program(r);
 	uint32_t n = 1;
 	while (n < max && (recs[n] = next(ctx, n, &layers[n])) != 0)
 		n++;
 	uint32_t queued = 1, done = 0;
 	while (done < n) {
 		if (queued < n && !fetch_busy()) {
-			const volatile uint32_t *q = recs[queued++];
-			fetch_start(q + MODEL_ACCEL_REC_WORDS + q[MODEL_ACCEL_REC_W_CODE_WORDS], q[MODEL_ACCEL_REC_W_TE_WORDS],
-			            FETCH_TARGET_QUEUE);
+			queue_program(recs[queued++]);
 			continue;
 		}
 		uint32_t cb = tensor_engine_callback_read();
