@@ -362,7 +362,6 @@ class HostSPISlave(LiteXModule):
         # Writes: bytes to words to the DMA writer, inside the window only.
         in_window = Signal()
         self.comb += in_window.eq(wr_offset + 4 <= wr_size)
-        word_ready = Signal()
         fsm.act("WRITE",
             If(rx_mine,
                 rx.ready.eq(1),

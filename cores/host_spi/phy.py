@@ -81,7 +81,6 @@ class HostSPIPHY(LiteXModule):
         epoch = Signal(EPOCH_BITS)
         self.sync.hspi_cs += epoch.eq(epoch + 1)
 
-        bits_per_clock = Mux(qpi, 4, 1)
         cmd_clocks = Mux(qpi, 2, 8)
 
         # Receiver (SCLK falling edges) ------------------------------------

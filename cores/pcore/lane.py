@@ -60,7 +60,6 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
     assert AW >= 2 * W, "the accumulator must hold a full product"
-    SH_MAX = (1 << len(sh)) - 1
     DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
     PW = 2 * W                     # product width
     RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a

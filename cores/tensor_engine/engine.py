@@ -822,7 +822,6 @@ class TensorEngineCore(Module):
                     parts.append(pw_dat[8 * k:8 * k + 8])
             dat_cases[b] = pw_merge_dat.eq(Cat(*parts))
         self.comb += [Case(d_b, dat_cases), pw_merge_sel.eq(Mux(pw_valid, pw_sel, 0) | lo_sel | hi_sel)]
-        lanes_w = []
         lane = Signal(max=max(vw, 2))
         self.comb += lane.eq(f_addr[:pm.lvw] if pm.lvw else 0)
         pv_merge = Signal(16 * vw)

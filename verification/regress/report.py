@@ -92,7 +92,7 @@ def write_html(path, meta, results, cov):
     lost = [r for r in failed if r.get("lost")]
     out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>tsoc regression seed {meta['seed']}</title>",
            f"<style>{CSS}</style></head><body>",
-           f"<h1>tensorsoc UVM regression</h1>",
+           "<h1>tensorsoc UVM regression</h1>",
            f"<p class='summary' id='summary'>{'FAIL' if failed else 'PASS'}: {len(results) - len(failed)} of "
            f"{len(results)} tests passed"
            + (f" ({len(lost)} lost: their workers died)" if lost else "") + "</p>",

@@ -14,8 +14,7 @@ import cocotb
 from tensorsoc.spec import model_image
 from tensorsoc.spec.memory_map import MEM_MAP
 from tensorsoc.sw.host.device import DeviceError
-from tensorsoc.spec.host_protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status,
-                              decode_rerror)
+from tensorsoc.spec.host_protocol import (CHUNK_SIZE, DEVICE_ID, HW_TYPE_TENSORSOC, Cmd, ErrorCause, Status)
 from tensorsoc.verification.host.device_model import expected_rspec
 from tensorsoc.verification.soc.host_env import boot, soc_config
 

@@ -142,7 +142,6 @@ async def random_instructions(dut):
         assert bench.paths["broadcast"] >= total // 150, bench.paths
     missing = [b for b in REQUIRED_BINS if b not in bins]
     assert not missing or total < 500, f"random stimulus never exercised: {missing}"
-    errors_seen = machine.errors
 
 
 @cocotb.test()
@@ -151,7 +150,6 @@ async def decode_errors(dut):
     instruction after each one still executes exactly as the executor says."""
     config, bench, machine = await _setup(dut)
     rng = random.Random(5)
-    geo = Geometry(config, DDR_BYTES)
     _randomise(machine, rng)
     bench.load(machine)
     good = isa.Transfer(
@@ -178,7 +176,7 @@ async def decode_errors(dut):
              "dst space 6": bad_space, "dtype 3": bad_dtype, "SPU source": src_spu, "count 0": zero_count,
              "length too long": long_len, "9 levels": bad_levels}
     for name, words in cases.items():
-        clocks = await bench.run(words + gw)
+        await bench.run(words + gw)
         machine.run([good])
         machine.errors |= 1 << isa.ERRORS["DECODE"][0]
         await _check(bench, machine, name)

@@ -107,7 +107,6 @@ async def trace_matches_the_engine(dut):
     assert text.count(te_trace.HEADER[0]) == 2
 
     # A full buffer drops records; the first one stored after a drain says so.
-    depth = int(dut.trace_level.value) or 0
     mon.events.clear()
     small = _xfer(_side("SCRATCH", "INT16", 0, 2), _side("DDR", "INT16", 0, 2))
     prog = [isa.Log(on=1)] + [small] * 140
