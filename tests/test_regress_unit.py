@@ -298,3 +298,20 @@ def test_simulator_package_is_found_shipped_and_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("TSOC_REGRESS_CACHE", str(tmp_path / "cache2"))
     with pytest.raises(S.SimulatorMismatch, match="corrupt"):
         S.locate(pkg, (digest, data[:-1] + bytes([data[-1] ^ 1])))
+
+
+def test_progress_estimates_the_time_left_by_relative_cost(monkeypatch, capsys):
+    """The costliest tests start first, so the estimate weighs the tests
+    left by plan.RELATIVE_COST rather than counting them."""
+    from tensorsoc.verification.regress import cli
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    specs = [P.TestSpec("CornerTest", "spi", 1), P.TestSpec("ModelTest", "spi", 2), P.TestSpec("ModelTest", "qpi", 3)]
+    progress = cli.Progress(specs)
+    clock[0] += 50.0
+    progress.update({"name": "CornerTest-spi-1", "test": "CornerTest", "tier": "protocol", "host_path": "pins",
+                     "passed": True, "seconds": 50.0, "cycles": 1, "message": ""})
+    cost = P.RELATIVE_COST
+    left = 50.0 / cost["CornerTest"] * 2 * cost["ModelTest"]
+    assert f"~{left:.0f} s left" in capsys.readouterr().out
+    assert cost["CornerTest"] > cost["ModelTest"]          # counting tests alone would say 100 s
