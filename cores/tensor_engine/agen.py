@@ -87,7 +87,9 @@ class AddressGenerator(Module):
         # the generator to about 52 MHz on an ECP5).
         left = [Signal(32) for _ in range(n)]
         # one[l]: left[l] == 1, kept as a register (set from the next value
-        # of left[l]), so the carry decision starts from flip-flops.
+        # of left[l]), so the carry decision starts from flip-flops.  Level 0
+        # in chunk mode moves by n, not 1: its end is `fits` and one[0] is
+        # not used there.
         one = [Signal() for _ in range(n)]
         at0 = [Signal() for _ in range(n)]      # slot l at its first iteration (left[l] == count[l])
         sa = [Signal(32) for _ in range(n)]
