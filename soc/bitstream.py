@@ -384,7 +384,9 @@ def config_table_markdown():
         return c.sys_clk_freq if t.accel_clk_freq is None else t.accel_clk_freq
 
     def l2(t):
-        return "-" if t is None else f"{_size(t.l2_cache_size)}, {t.l2_cache_min_data_width}-bit line"
+        if t is None:
+            return "-"
+        return f"{_size(t.l2_cache_size)}, {t.l2_cache_min_data_width}-bit line" if t.l2_cache_size else "none"
 
     rows = [
         ("accelerator (TensorEngine + PCOREs)",

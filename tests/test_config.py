@@ -115,7 +115,7 @@ def test_sim_sdram_of_the_boards():
     u = parse_sim_sdram("ulx3s")
     assert (u.module_name, u.data_width, u.size, u.l2_cache_size) == ("MT48LC16M16", 16, 32 * MiB, 8192)
     c = parse_sim_sdram("colorlight_i5")
-    assert (c.module_name, c.data_width, c.size, c.l2_cache_size) == ("M12L64322A", 32, 8 * MiB, 4096)
+    assert (c.module_name, c.data_width, c.size, c.l2_cache_size) == ("M12L64322A", 32, 8 * MiB, 0)
     m = parse_sim_sdram("MT41K128M16:16")
     assert (m.module_name, m.data_width, m.size) == ("MT41K128M16", 16, 256 * MiB)
     assert parse_sim_sdram("MT48LC16M16").data_width == 32
