@@ -39,6 +39,15 @@ LANE_LATENCY = 3       # lane datapath pipeline stages (cores/pcore/lane.py)
 # instruction must read what this one wrote.  Issue bundle (1) + memory read (1)
 # + operand register (1) + lane, then the write-back: see docs/pcore.md.
 MIN_SLOTS = 3 + LANE_LATENCY
+# Accumulator chains (docs/pcore.md, "Accumulator chains"): with at most
+# CHAIN_MAX_NT active threads, an instruction that writes the accumulator and
+# nothing else (CHAIN_OPS) occupies CHAIN_SLOTS clocks instead of MIN_SLOTS.
+# The next instruction, when it follows at once and is one of CHAIN_OPS, takes
+# the accumulator from the lanes' output register (the bypass: FORWARD_OPS
+# read it); any other reader of the accumulator waits until the write-back
+# (MIN_SLOTS clocks after the chained instruction's own issue).
+CHAIN_SLOTS = 2
+CHAIN_MAX_NT = 2
 
 # -- vector operations (the lane datapath opcodes) ----------------------------
 ISA_VERSION = 1    # reported by the array (CSR pcore_info.isa_version); raise it when an encoding changes
@@ -82,6 +91,12 @@ ACC_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("acc =")}
 FLAG_WRITE_OPS = {name for name, _, res in VOPS if res.startswith("flag =")}
 ACC_READ_OPS = {name for name, sig, _ in VOPS if "A" in sig.partition(":")[2]}
 FLAG_READ_OPS = {name for name, sig, _ in VOPS if "F" in sig.partition(":")[2]}
+# Accumulator-only operations: they write the accumulator and no register,
+# memory or flag, so what follows them never waits for their write-back but
+# for the accumulator (CHAIN_SLOTS above).
+CHAIN_OPS = ACC_WRITE_OPS - RESULT_OPS - FLAG_WRITE_OPS
+# Chained readers of the accumulator, served by the bypass.
+FORWARD_OPS = CHAIN_OPS & ACC_READ_OPS
 
 # -- operand kinds --------------------------------------------------------------
 KIND_BITS = 3
@@ -214,9 +229,43 @@ def split_function_word(word, np_max, nt_max):
     return entry, np, nt
 
 
-def slots(nt_active):
-    """Clocks one vector instruction occupies with ``nt_active`` threads."""
+def slots(nt_active, op=None):
+    """Clocks one vector instruction ``op`` occupies with ``nt_active``
+    threads (``op`` None: any operation outside CHAIN_OPS)."""
+    if op in CHAIN_OPS and nt_active <= CHAIN_MAX_NT:
+        return CHAIN_SLOTS
     return max(nt_active, MIN_SLOTS)
+
+
+class IssueTimer:
+    """The sequencer's issue timing, clock by clock (docs/pcore.md): the
+    clocks each instruction takes, the stalls of an accumulator reader after
+    a chained instruction, and which instructions take the bypass.  The ISS
+    and the cost models use it; the hardware's CYCLES counter is checked
+    against it."""
+
+    def __init__(self, nt_active):
+        self.nt = nt_active
+        self.cycles = 0
+        self.chain = False          # the previous instruction was chained, and nothing since
+        self.short_end = None       # clock at which the last chained instruction ended
+
+    def scalar(self):
+        self.cycles += 1
+        self.chain = False
+
+    def vector(self, op):
+        """Account one vector instruction; returns True when it takes the
+        accumulator from the bypass."""
+        forward = self.chain and op in FORWARD_OPS
+        if not forward and op in ACC_READ_OPS and self.short_end is not None:
+            self.cycles += max(0, MIN_SLOTS - CHAIN_SLOTS - (self.cycles - self.short_end))
+        n = slots(self.nt, op)
+        self.cycles += n
+        self.chain = n == CHAIN_SLOTS and op in CHAIN_OPS
+        if self.chain:
+            self.short_end = self.cycles
+        return forward
 
 
 def vector_table_markdown():

@@ -197,11 +197,13 @@ def test_maxpool_program():
 
 def test_lin_program():
     """256 -> 8 with batch norm and tanh on one column: the linear kernel (a thread per block of 8
-    outputs holding its weight rows, the column in the shared memory), K cut into 8 tiles of 32
+    outputs holding its weight rows, the column in the shared memory), K cut into 4 tiles of 59 and a
+    last one of 20 (one thread: accumulator chains, so the cost model keeps the last kernel short),
     alternating between the process spaces, the partial sum in the accumulator: the tanh table to
-    stream program 0; per tile the thread's arranged weights [k][lane] and the column's 32 inputs,
-    then first (tile 0) or mid; the last tile's weights carry 8 words over y and the epilogue
-    vectors (bias, scale, offset) in the same transfer, then finish; the store through PROC(0)."""
+    stream program 0; per tile the thread's arranged weights [k][lane] (to w, after y and the
+    epilogue) and the tile's inputs, then first (tile 0), mid, or last; the last tile's transfer
+    starts at y: 8 words over y, the epilogue vectors (bias, scale, offset), then its weights; the
+    store of y through PROC(0)."""
     ops, at, table, data, progs = _cnn(True)
     op = ops["lin"]
     blob = bytes(data.data)
@@ -215,25 +217,28 @@ def test_lin_program():
     w = accel._Gen.constant(op.a).reshape(8, 256)                       # [lane][input]
     bn = accel._Gen.constant(op.batch)
     epi = np.concatenate([accel._Gen.constant(op.bias)[:8], bn[:8], bn[8:16]])
+    y_addr, w_addr = 0, 8 + epi.size                                    # private: y, bias, scale, offset, w
+    tiles = [(0, 59), (59, 59), (118, 59), (177, 59), (236, 20)]
     expected = [xfer(side(SPU, 0, [lv(64, 1)]), side(DDR, table, [lv(64, 2)]))]
     exes = []
-    for k in range(8):
+    for k, (k0, kt) in enumerate(tiles):
         p = k % 2
-        tile = w[:, 32 * k:32 * k + 32].T.reshape(-1)
-        if k == 7:
-            tile = np.concatenate([tile, np.zeros(8, dtype=tile.dtype), epi])
-        expected += [copy(PRIVATE, 0, DDR, blob_at(tile), tile.size, p),
-                     xfer(side(SHARED, 0, [lv(32, 1), lv(1, 4096)], bcast=0b10), side(DDR, at[op.b] + 64 * k,
-                                                                                       [lv(32, 2)]), p)]
-        expected += [None] * (2 if k == 7 else 1)
-        exes += [(p, 1, 1)] * (2 if k == 7 else 1)
-    expected += [xfer(side(DDR, at[op.res], [lv(8, 2)]), side(PRIVATE, 256, [lv(8, 1)]), 1, proc_en=1),
+        tile = w[:, k0:k0 + kt].T.reshape(-1)
+        last = k == len(tiles) - 1
+        if last:
+            tile = np.concatenate([np.zeros(8, dtype=tile.dtype), epi, tile])
+        expected += [copy(PRIVATE, y_addr if last else w_addr, DDR, blob_at(tile), tile.size, p),
+                     xfer(side(SHARED, 0, [lv(kt, 1), lv(1, 4096)], bcast=0b10), side(DDR, at[op.b] + 2 * k0,
+                                                                                       [lv(kt, 2)]), p)]
+        expected += [None]
+        exes += [(p, 1, 1)]
+    expected += [xfer(side(DDR, at[op.res], [lv(8, 2)]), side(PRIVATE, y_addr, [lv(8, 1)]), 0, proc_en=1),
                  isa.Callback(tag=op.layer, parm=0)]
     prog = progs["lin"]
     _check(prog, expected, exes)
     funcs = [i.addr for i in prog.instrs if isinstance(i, isa.Exe)]
-    assert funcs[0] != funcs[1] and len(set(funcs[1:-1])) == 1 and funcs[-1] not in funcs[:-1]   # first, mid, finish
-    assert prog.tiling == "1 pass(es) of <= 32, 8 K tiles of 32 inputs"
+    assert funcs[0] != funcs[1] and len(set(funcs[1:-1])) == 1 and funcs[-1] not in funcs[:-1]   # first, mid, last
+    assert prog.tiling == "1 pass(es) of <= 32, 5 K tiles of 59 inputs (the last 20)"
 
 
 def _tiled_models():

@@ -218,9 +218,11 @@ def test_tiling_is_the_largest_that_fits():
     assert not t.k_tiled and t.c_tile == 32
     t = accel.tile_linear(cfg, 400, 120, True, False)              # a batch-1 lin: the cost model's K tile
     kt = t.k_tile[1]
-    assert t.k_tiles == [(0, 0, k, k + kt - 1) for k in range(0, 400, kt)]
+    # full tiles of kt, then the rest: every input once, in order
+    assert [k for tile in t.k_tiles for k in range(tile[2], tile[3] + 1)] == list(range(400))
+    assert all(k1 - k0 + 1 == kt for _, _, k0, k1 in t.k_tiles[:-1]) and 1 <= t.k_tiles[-1][3] - t.k_tiles[-1][2] + 1 <= kt
     assert accel.linear_steps_clocks(cfg, 400, 120, kt, True, False) == min(
-        accel.linear_steps_clocks(cfg, 400, 120, d, True, False) for d in accel._divisors(400) if d <= 62)
+        accel.linear_steps_clocks(cfg, 400, 120, d, True, False) for d in range(1, 63))
 
 
 def _sequences_model(nseq):
@@ -254,15 +256,20 @@ def test_arranged_weights_once_whatever_the_number_of_sequences():
 
 
 def test_linear_k_tile_follows_the_cost_model():
-    """tile_linear takes the K tile with the fewest estimated clocks: with a few output blocks (a few active
-    threads, MIN_SLOTS clocks per instruction) the last kernel, which nothing overlaps, is cut short with a
-    smaller tile; with a thread for every block of a pass the largest tile that fits (fewest kernel calls)."""
+    """tile_linear takes the K tile with the fewest estimated clocks: with a few output blocks (2 threads:
+    accumulator chains, 2 clocks a mac) the last kernel, which nothing overlaps, is cut short -- the last
+    tile takes the few inputs left over -- while each earlier kernel still hides behind the next tile's
+    loads; with a thread for every block of a pass the largest tile that fits (fewest kernel calls)."""
     cfg = SoCConfig()
-    largest = lambda NI, NO: max(d for d in accel._divisors(NI)
-                                 if d <= min((cfg.pcore_private_words - 2 * cfg.vw) // cfg.vw, cfg.pcore_shared_words))
+    kt_max = (cfg.pcore_private_words - 2 * cfg.vw) // cfg.vw
     few = accel.tile_linear(cfg, 88, 16, True, False)
-    assert few.k_tile[1] < largest(88, 16)
-    est = {d: accel.linear_steps_clocks(cfg, 88, 16, d, True, False) for d in accel._divisors(88) if d <= 62}
+    est = {d: accel.linear_steps_clocks(cfg, 88, 16, d, True, False) for d in range(1, kt_max + 1)}
     assert est[few.k_tile[1]] == min(est.values())
+    assert len(few.k_tiles) == 3 and few.k_tiles[-1][3] - few.k_tiles[-1][2] + 1 < few.k_tile[1] // 4
+    assert "3 K tiles of" in few.describe() and "(the last" in few.describe()
+    # an unequal cut beats every equal one (the divisors of 88, what the tiling took before)
+    assert est[few.k_tile[1]] < min(est[d] for d in (8, 11, 22, 44))
+    assert accel.linear_k_tiles(88, 40) == [(0, 40), (40, 40), (80, 8)]
+    assert accel.linear_k_tiles(64, 64) == [(0, 64)] and accel.linear_k_tiles(64, 32) == [(0, 32), (32, 32)]
     many = accel.tile_linear(cfg, 4096, 256, True, False)          # 32 blocks: every thread of the pass busy
-    assert many.k_tile[1] == largest(4096, 256)
+    assert many.k_tile[1] == 62 and many.k_tiles[-1] == (0, 0, 4092, 4095)

@@ -81,6 +81,54 @@ class t {
     assert st.vops == 4 * 8 and st.instructions == 4 + 1 + 3 + 1 + 1 + 1
 
 
+@pytest.mark.parametrize("nt", [1, 2, 3])
+def test_accumulator_chains(nt):
+    """With at most CHAIN_MAX_NT threads, accumulator-only instructions take
+    CHAIN_SLOTS clocks and a mac right after one takes the bypass; an accr
+    (or a mac after a scalar) waits for the write-back.  Results are the
+    same whatever the timing."""
+    src = """
+class t {
+    private w[64]
+    shared x[64]
+    private o[8]
+    func f {
+        seta a0, x, 1
+        seta a1, w, VW
+        seta a2, o, VW
+        macz sb[a0+], p[a1+]
+        loop 3 {
+            mac sb[a0+], p[a1+]
+        }
+        adda a3, 1
+        mac sb[a0+], p[a1+]
+        accr p[a2], 0
+    }
+}
+"""
+    c = SoCConfig()
+    prog = assemble([("t.pcore", src)], c)
+    iss = PcoreISS(c, prog.words)
+    rng = np.random.default_rng(5)
+    iss.private[0, :, :, :64] = rng.integers(-50, 50, size=64)
+    iss.shared[0, :, :64] = rng.integers(-50, 50, size=64)
+    st = iss.run(isa.function_word(0, 1, nt), 0)
+    w = iss.private[0, 0, 0, :40].reshape(5, 8)
+    want = (iss.shared[0, 0, :5, None] * w).sum(axis=0)
+    assert list(iss.private[0, 0, 0, 64:72]) == list(want)
+    if nt <= isa.CHAIN_MAX_NT:
+        # 3 seta (each with its sets) + macz; the loop breaks the chain: the first mac
+        # waits the rest of the 4 clocks (3), the other two chain; adda, then the mac waits 3
+        # clocks; accr waits 4; halt, drain
+        assert st.cycles == 6 + 2 + 1 + (3 + 2) + 2 * 2 + 1 + (3 + 2) + (4 + isa.MIN_SLOTS) + 1 + isa.MIN_SLOTS
+    else:
+        assert st.cycles == 6 + 6 + 1 + 3 * 6 + 1 + 6 + 6 + 1 + isa.MIN_SLOTS
+    timer = isa.IssueTimer(2)
+    assert timer.vector("macz") is False and timer.vector("mac") is True and timer.cycles == 4
+    timer.scalar()
+    assert timer.vector("mac") is False and timer.cycles == 5 + 3 + 2
+
+
 def test_traps_misaligned_and_out_of_range():
     c = SoCConfig()
     prog = assemble([("t.pcore", "class t {\n func f {\n seta a0, 3\n mov r0, p[a0]\n }\n"

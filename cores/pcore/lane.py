@@ -30,6 +30,10 @@ Ports (all outputs registered, latency ``LATENCY``):
 ``a``,``b`` in     signed data operands (``width`` bits)
 ``acc_in``  in     signed accumulator (``acc_width`` bits)
 ``flag_in`` in     lane flag (for ``sel``)
+``fwd``     in     the accumulator bypass: ``mac`` and ``accadd`` add to
+                   the lane's own ``acc_out`` register instead of
+                   ``acc_in`` (the previous instruction of the same thread,
+                   2 clocks earlier: docs/pcore.md, "Accumulator chains")
 ``sh``      in     shift amount (unsigned)
 ``result``  out    signed data result
 ``acc_out`` out    new accumulator value; undefined after an operation the
@@ -56,7 +60,7 @@ def shift_bits_for(acc_width):
 
 
 @block
-def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
+def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
     assert AW >= 2 * W, "the accumulator must hold a full product"
@@ -90,6 +94,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
     a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
     a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
     a_acc_prod = Signal(bool(0))                     # mac, macz: the product is added, else a << sh
+    a_fwd = Signal(bool(0))                          # the sum starts from acc_out (the bypass)
     a_flag = Signal(bool(0))
     # Stage B registers: the value to saturate, the new accumulator.
     b_sat = sig(-(1 << (TW - 1)), 1 << (TW - 1))
@@ -123,6 +128,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
         a_rnd_res.next = op == OP_MUL or op == OP_ASR or op == OP_ACCR
         a_acc_keep.next = op == OP_MAC or op == OP_ACCADD
         a_acc_prod.next = op == OP_MAC or op == OP_MACZ
+        a_fwd.next = fwd
         if sh == 0:
             a_sh0.next = True
             a_shm1.next = 0
@@ -211,8 +217,12 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, sh, result, acc_out, flag_out,
         b_res.next = a_res
 
         # accumulator: one AW-bit adder, wrapping modulo 2**AW:
-        # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; else a << sh)
-        if a_acc_keep:
+        # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; else a << sh);
+        # with the bypass, acc is the result stage C holds (the same
+        # thread's previous instruction, 2 clocks before)
+        if a_acc_keep and a_fwd:
+            base[:] = acc_out
+        elif a_acc_keep:
             base[:] = a_x[AW:].signed()
         else:
             base[:] = 0
@@ -251,6 +261,7 @@ def lane_signals(width=16, acc_width=32):
         b=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
         acc_in=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
         flag_in=Signal(bool(0)),
+        fwd=Signal(bool(0)),
         sh=Signal(intbv(0)[sw:]),
         result=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
         acc_out=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),

@@ -112,7 +112,7 @@ class PCore(Module):
         # one clock in the operand registers and LANE_LATENCY in the lanes;
         # ``wb`` is the write-back stage.
         s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in (
-            "op", "shift", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")}
+            "op", "shift", "fwd", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")}
         s1_valid = Signal()
         s1_a_lane = Signal(max=max(vw, 2))
         s1_b_lane = Signal(max=max(vw, 2))
@@ -262,18 +262,19 @@ class PCore(Module):
         # Operand registers: the memories' read data and the operand muxes
         # get a clock of their own, the lanes start from flip-flops.
         r_op = Signal(len(s1["op"]))
+        r_fwd = Signal()
         r_sh = Signal(shift_bits_for(AW))
         r_acc = Signal(AW * vw)
         r_flag = Signal(vw)
         r_a = [Signal((W, True), name=f"r_opa{i}") for i in range(vw)]
         r_b = [Signal((W, True), name=f"r_opb{i}") for i in range(vw)]
         self.sync += [
-            r_op.eq(s1["op"]), r_sh.eq(s1["shift"][:shift_bits_for(AW)]),
+            r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1["shift"][:shift_bits_for(AW)]),
             r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
         for i in range(vw):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
                 i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i],
-                i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i],
+                i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
                 i_sh=r_sh, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

@@ -19,6 +19,7 @@ def _bits(n):
 
 
 class PCORESequencer(Module):
+    PREDECODE_BITS = 3
     def __init__(self, np, nt, vw, imem_words):
         assert imem_words <= (1 << isa.LOOP_END_BITS)
         self.imem_words = imem_words
@@ -49,6 +50,7 @@ class PCORESequencer(Module):
         self.iss_tid = Signal(tid_bits)
         self.iss_thread_en = Signal()             # slot holds an active thread
         self.iss_op = Signal(isa.OP_BITS)
+        self.iss_fwd = Signal()                   # the lanes take the accumulator from the bypass
         self.iss_shift = Signal(isa.SHIFT_BITS)
         for n in ("dst", "a", "b"):
             setattr(self, f"iss_{n}_kind", Signal(isa.KIND_BITS))
@@ -57,12 +59,22 @@ class PCORESequencer(Module):
 
         # # #
 
-        self.imem = Memory(32, imem_words, name="pcore_imem")
+        # The instruction memory keeps PREDECODE_BITS more per word, decoded
+        # from the written word: the accumulator-chain classes of a vector
+        # instruction come out of the block RAM as single bits, so that the
+        # issue decisions (slot count, bypass, stall) add no decoding after
+        # the memory's read (a DP16KD is 36 bits wide: no more block RAM).
+        def classes(word):
+            op = word[26:31]
+            vec = ~word[31]
+            return [vec & reduce(or_, [op == isa.OP[n] for n in sorted(names)])
+                    for names in (isa.CHAIN_OPS, isa.FORWARD_OPS, isa.ACC_READ_OPS)]
+        self.imem = Memory(32 + self.PREDECODE_BITS, imem_words, name="pcore_imem")
         fetch = self.imem.get_port()
         wport = self.imem.get_port(write_capable=True)
         self.specials += self.imem, fetch, wport
         self.comb += [wport.we.eq(self.imem_we), wport.adr.eq(self.imem_adr),
-                      wport.dat_w.eq(self.imem_dat_w)]
+                      wport.dat_w.eq(Cat(self.imem_dat_w, *classes(self.imem_dat_w)))]
 
         IDLE, RUN, DRAIN = 0, 1, 2
         state = Signal(2)
@@ -79,11 +91,26 @@ class PCORESequencer(Module):
         sp = Signal(max=isa.LOOP_DEPTH + 1)
         top = Signal(max=isa.LOOP_DEPTH)
 
-        ins = fetch.dat_r
+        ins = fetch.dat_r[:32]
+        chain_op, forward_op, reads_acc = fetch.dat_r[32], fetch.dat_r[33], fetch.dat_r[34]
         is_scalar = ins[31]
         vop, shift = ins[26:31], ins[0:5]
         fields = {"dst": ins[19:26], "a": ins[12:19], "b": ins[5:12]}
         sop, ar, ar2, imm, lend = ins[28:31], ins[25:28], ins[22:25], ins[0:16], ins[16:28]
+
+        # Accumulator chains (docs/pcore.md): with at most CHAIN_MAX_NT
+        # threads an accumulator-only instruction takes CHAIN_SLOTS clocks;
+        # the next one, when it follows at once and is one of FORWARD_OPS,
+        # takes the bypass; another reader of the accumulator stalls until
+        # the chained instruction's write-back (``wait`` clocks).
+        few = Signal(reset=int(nt <= isa.CHAIN_MAX_NT))   # nt_active <= CHAIN_MAX_NT
+        short = Signal()                          # this instruction is chained
+        chain = Signal()                          # the previous clock ended a chained instruction
+        wait = Signal(max=isa.MIN_SLOTS - isa.CHAIN_SLOTS + 1)
+        forward = Signal()
+        fwd_hold = Signal()
+        stall = Signal()
+        last = Signal()                           # this slot is the instruction's last
 
         run = Signal()
         issue = Signal()
@@ -96,7 +123,11 @@ class PCORESequencer(Module):
             self.running.eq(state != IDLE),
             self.start_ready.eq(state == IDLE),
             fetch.adr.eq(pc_next),
-            issue.eq(run & ~is_scalar),
+            short.eq(few & chain_op),
+            forward.eq(chain & forward_op),
+            stall.eq((slot == 0) & (wait != 0) & reads_acc & ~forward),
+            last.eq(Mux(short, slot == isa.CHAIN_SLOTS - 1, slot == last_slot)),
+            issue.eq(run & ~is_scalar & ~stall),
             top.eq(sp - 1),
             at_end.eq((sp != 0) & (pc == l_end[top])),
             repeat.eq(at_end & (l_cnt[top] > 1)),
@@ -106,8 +137,8 @@ class PCORESequencer(Module):
             If(state == IDLE,
                 If(self.start_valid, pc_next.eq(self.start_entry))
             ).Elif(issue,
-                If(slot == last_slot, advance.eq(1), pc_next.eq(pc_adv))
-            ).Elif(run,
+                If(last, advance.eq(1), pc_next.eq(pc_adv))
+            ).Elif(run & is_scalar,
                 Case(sop, {
                     isa.SOP["halt"]: [],
                     isa.SOP["loop"]: pc_next.eq(pc + 1),
@@ -147,13 +178,18 @@ class PCORESequencer(Module):
         is_mac = (vop == isa.OP["mac"]) | (vop == isa.OP["macz"])
         thread_en = slot < self.nt_active
         self.sync += [
-            If(issue, If(slot == last_slot, slot.eq(0)).Else(slot.eq(slot + 1))),
+            If(issue, If(last, slot.eq(0)).Else(slot.eq(slot + 1))),
+            chain.eq(issue & last & short),
+            If(issue & last & short, wait.eq(isa.MIN_SLOTS - isa.CHAIN_SLOTS)
+            ).Elif(wait != 0, wait.eq(wait - 1)),
+            If(issue & (slot == 0), fwd_hold.eq(forward)),
             If(state == IDLE,
                 If(self.start_valid,
                     state.eq(RUN),
                     self.process.eq(self.start_process),
                     self.np_active.eq(self.start_np),
                     self.nt_active.eq(self.start_nt),
+                    few.eq(self.start_nt <= isa.CHAIN_MAX_NT),
                     If(self.start_nt < isa.MIN_SLOTS, last_slot.eq(isa.MIN_SLOTS - 1)
                     ).Else(last_slot.eq(self.start_nt - 1)),
                     slot.eq(0), sp.eq(0),
@@ -179,6 +215,7 @@ class PCORESequencer(Module):
             self.iss_tid.eq(slot),
             self.iss_thread_en.eq(thread_en),
             self.iss_op.eq(vop),
+            self.iss_fwd.eq(Mux(slot == 0, forward, fwd_hold)),
             self.iss_shift.eq(shift),
         ]
         for n, f in fields.items():
@@ -189,7 +226,8 @@ class PCORESequencer(Module):
             ]
 
     def read_port(self):
-        """An extra read port on the instruction memory (bus read-back)."""
+        """An extra read port on the instruction memory (bus read-back: the
+        instruction is ``dat_r[:32]``, the predecoded bits above it)."""
         port = self.imem.get_port()
         self.specials += port
         return port

@@ -161,7 +161,7 @@ class PCOREArray(LiteXModule):
                 ).Elif(~(bus.we & self.te_imem_we),
                     phase.eq(0),
                     bus.ack.eq(1),
-                    bus.dat_r.eq(rport.dat_r),
+                    bus.dat_r.eq(rport.dat_r[:32]),
                 ),
             ),
         ]

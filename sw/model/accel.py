@@ -45,7 +45,7 @@ from tensorsoc.spec import tensor_isa as isa
 
 from tensorsoc.sw.mcore import api, symbols as symbols_mod
 from tensorsoc.spec.numbers import ELEMENT_BYTES
-from tensorsoc.spec.pcore_isa import MIN_SLOTS
+from tensorsoc.spec.pcore_isa import slots
 from tensorsoc.sw.pcore import KERNEL_DIR
 from tensorsoc.sw.pcore.asm import AsmError, assemble, relocate
 from tensorsoc.sw.model.quant import tanh_shift
@@ -263,7 +263,9 @@ class Tiling:
             parts.append(f"K in 2 halves ({c} channel(s) each), one per process space, resident")
         elif self.k_tiled:
             r, c = self.k_tile
-            parts.append(f"{len(self.k_tiles)} K tiles of {c} inputs" if self.kernel == "linear" else
+            last = self.k_tiles[-1][3] - self.k_tiles[-1][2] + 1
+            parts.append(f"{len(self.k_tiles)} K tiles of {c} inputs" + (f" (the last {last})" if last != c else "")
+                         if self.kernel == "linear" else
                          f"{len(self.k_tiles)} K tiles ({r} kernel row(s) x {c} channel(s))")
         return ", ".join(parts)
 
@@ -313,14 +315,16 @@ def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
 # step's weights, leaves DECODE_CLOCKS less its own clocks exposed (the
 # engine decodes one instruction ahead, a word per clock: a short transfer
 # cannot hide the next one's decode).  A kernel call costs (its
-# instructions + KERNEL_CALL_INSTRS) vector slots, a slot being max(active
-# threads of a PCORE, MIN_SLOTS) clocks (docs/pcore.md); LAYER_CLOCKS is
-# the rest (the first transfer's decode, the last kernel's finish, the
+# instructions + KERNEL_CALL_INSTRS) vector slots, a slot being the clocks
+# of one mac of the loop (isa.slots: max(active threads of a PCORE,
+# MIN_SLOTS), CHAIN_SLOTS with 1 or 2 threads; docs/pcore.md); LAYER_CLOCKS
+# is the rest (the first transfer's decode, the last kernel's epilogue, the
 # CALLBACK).  Fitted to `tsoc bench layers` (docs/models.md, "Tiling").
 BURST_BEATS = 64
 TRANSFER_CLOCKS = 12
 DECODE_CLOCKS = 24
 KERNEL_CALL_INSTRS = 0
+KERNEL_CLOCKS = 20
 LAYER_CLOCKS = 52
 
 
@@ -328,52 +332,61 @@ def _transfer_clocks(words):
     return words + 2 * -(-words // BURST_BEATS) + TRANSFER_CLOCKS
 
 
+def linear_k_tiles(NI, KT):
+    """The K tiles of a batch-1 lin cut at KT inputs: full tiles of KT and a
+    last one of the remaining 1..KT inputs, as (first input, inputs)."""
+    full = -(-NI // KT) - 1
+    return [(k * KT, KT) for k in range(full)] + [(full * KT, NI - full * KT)]
+
+
 def linear_steps_clocks(config, NI, NO, KT, bias, bn):
-    """Estimated clocks of a batch-1 lin cut into K tiles of KT inputs
-    (schedule(): step i+1's loads overlap kernel i; the kernels, sharing
-    the accumulator, run one after the other; the epilogue vectors travel
-    with the last tile's weights)."""
+    """Estimated clocks of a batch-1 lin cut into K tiles of KT inputs, the
+    last one shorter where KT does not divide NI (linear_k_tiles;
+    schedule(): step i+1's loads overlap kernel i; the kernels, sharing the
+    accumulator, run one after the other; the epilogue vectors travel with
+    the last tile's weights)."""
     vw, bus = config.vw, bus_bytes_per_clock(config)
     T = config.np * config.nt
     units = NO // vw
     epi = vw * (int(bias) + 2 * int(bn))
+    sizes = [k for _, k in linear_k_tiles(NI, KT)]
     total = LAYER_CLOCKS
     for b in range(-(-units // T)):
         n = min(T, units - b * T)
-        slot = max(min(n, config.nt), MIN_SLOTS)
-        nk = NI // KT
-        column = _transfer_clocks(-(-KT * 2 // bus))
+        slot = slots(min(n, config.nt), "mac")     # the mac loop: chained with 1 or 2 threads
 
-        def load(extra=0):
-            return _transfer_clocks(-(-n * (KT * vw + extra) * 2 // bus)) + column + max(0, DECODE_CLOCKS - column)
-        kernel = slot * (KT + KERNEL_CALL_INSTRS)
-        last = load(vw + epi if epi else 0)
-        store = _transfer_clocks(-(-n * vw * 2 // bus))
-        if nk == 1:
-            total += last + kernel + store
-        else:
-            total += load() + (nk - 2) * max(load(), kernel) + max(last, kernel) + kernel + store
+        def load(k, extra=0):
+            column = _transfer_clocks(-(-k * 2 // bus))
+            return _transfer_clocks(-(-n * (k * vw + extra) * 2 // bus)) + column + max(0, DECODE_CLOCKS - column)
+
+        def kernel(k):
+            return slot * (k + KERNEL_CALL_INSTRS) + KERNEL_CLOCKS
+        loads = [load(k) for k in sizes[:-1]] + [load(sizes[-1], vw + epi if epi else 0)]
+        total += loads[0]
+        for i in range(1, len(sizes)):
+            total += max(loads[i], kernel(sizes[i - 1]))
+        total += kernel(sizes[-1]) + _transfer_clocks(-(-n * vw * 2 // bus))
     return total
 
 
 def tile_linear(config, NI, NO, bias, bn):
     """The linear kernel's tiling of a batch-1 lin: a thread per block of VW
     outputs holding KT x VW weights + VW outputs + its epilogue vectors;
-    the input tile (KT words) in the shared memory.  KT: the divisor of NI
-    that fits with the fewest estimated clocks (linear_steps_clocks; ties
-    to the larger KT, fewer kernel calls).  Few blocks (a few active
-    threads) make each kernel slow (MIN_SLOTS clocks per instruction), so
-    the last kernel, which nothing overlaps, is cut short with a smaller
-    KT; many blocks keep the largest."""
+    the input tile (KT words) in the shared memory.  KT: the tile that
+    fits with the fewest estimated clocks (linear_steps_clocks; ties to the
+    larger KT, fewer kernel calls); the last tile takes the remaining
+    inputs (linear_k_tiles).  The last kernel is the one nothing overlaps:
+    with few blocks the best cut leaves it short (88 inputs: 42 + 42 + 4);
+    many blocks keep the largest KT."""
     vw, PW, SW = config.vw, config.pcore_private_words, config.pcore_shared_words
     epi = vw * (int(bias) + 2 * int(bn))
     kt_max = min((PW - vw - epi) // vw, SW)
-    kts = [d for d in _divisors(NI) if d <= kt_max]
-    if not kts:
+    if kt_max < 1:
         raise NoProgram(f"{vw} weights, the outputs and the epilogue of one block take more than a "
                         f"thread's {PW} private words")
-    kt = min(kts, key=lambda d: (linear_steps_clocks(config, NI, NO, d, bias, bn), -d))
-    return Tiling("linear", NO // vw, config.np * config.nt, NO, NO, [(0, 0, k, k + kt - 1) for k in range(0, NI, kt)])
+    kt = min(range(1, min(kt_max, NI) + 1), key=lambda d: (linear_steps_clocks(config, NI, NO, d, bias, bn), -d))
+    return Tiling("linear", NO // vw, config.np * config.nt, NO, NO,
+                  [(0, 0, k0, k0 + k - 1) for k0, k in linear_k_tiles(NI, kt)])
 
 
 def tile_maxpool(config, KH, KW, C, P):
@@ -406,6 +419,7 @@ class Step:
     exes: list
     shared: tuple = None
     store: object = None
+    k: int = 0                    # the linear kernel: the step's K tile (inputs)
 
 
 def schedule(steps, prologue, exe):
@@ -700,8 +714,11 @@ class _Gen:
         NO, NI = op.a.dims
         tl = tile_linear(c, NI, NO, op.bias_en, op.bn_en)
         KT = tl.k_tiles[0][3] + 1
+        nk = len(tl.k_tiles)
         tanh = op.act == "tanh"
-        defines = dict(NIN=KT, OB=1, NB=1, FRAC=self.frac, BIAS=int(op.bias_en), BN=int(op.bn_en),
+        # NLAST: the last tile's inputs, which the kernel's ``last`` runs
+        # before the epilogue; one tile: ``first`` takes them all.
+        defines = dict(NIN=KT, NLAST=tl.k_tiles[-1][3] - tl.k_tiles[-1][2] + 1 if nk > 1 else 0, OB=1, NB=1, FRAC=self.frac, BIAS=int(op.bias_en), BN=int(op.bn_en),
                        RELU=int(op.act == "relu"), TSH=tanh_shift(self.frac) if tanh else 0)
         prog = self.kernel("linear.pcore", "linear", defines)
         run = self.statements(prog, "linear")
@@ -714,11 +731,12 @@ class _Gen:
             bn = self.constant(op.batch)
             epi += [bn[:NO].reshape(-1, vw), bn[NO:2 * NO].reshape(-1, vw)]
         # The epilogue vectors travel with the last K tile's weights, in one
-        # transfer: y follows w and the epilogue y in the private memory.
+        # transfer: y, the epilogue and w follow one another in the private
+        # memory, so the transfer is contiguous whatever the last tile's size.
         var = lambda name: prog.variable("linear", name)
         joined = bool(epi)
-        assert not epi or (var("y").addr == var("w").addr + KT * vw and
-                           var("bias" if op.bias_en else "scale").addr == var("y").addr + vw), "linear.pcore layout"
+        assert not epi or (var("bias" if op.bias_en else "scale").addr == var("y").addr + vw and
+                           var("w").addr == var("y").addr + vw * (1 + len(epi))), "linear.pcore layout"
         steps = []
         for b in range(tl.n_passes):
             blk0, n = b * self.T, min(self.T, tl.units - b * self.T)
@@ -726,26 +744,27 @@ class _Gen:
             e_vals = np.stack(epi, axis=1)[blk0:blk0 + n].reshape(n, -1) if epi else None
             for ki, (_, _, k0, k1) in enumerate(tl.k_tiles):
                 # Weights of this step's threads: [thread][k][lane], one block
-                # (the last tile: [thread][k][lane], VW zeros over y, the epilogue).
-                last = ki == len(tl.k_tiles) - 1
+                # (the last tile: VW zeros over y, the epilogue, [thread][k][lane]).
+                last = ki == nk - 1
+                kt = k1 - k0 + 1
                 wt = w[blk0:blk0 + n, :, k0:k1 + 1].transpose(0, 2, 1).reshape(n, -1)
                 if last and joined:
-                    wt = np.concatenate([wt, np.zeros((n, vw), dtype=wt.dtype), e_vals], axis=1)
+                    wt = np.concatenate([np.zeros((n, vw), dtype=wt.dtype), e_vals, wt], axis=1)
                 w_at = self.data.add(wt.reshape(-1))
 
-                def loads(p, w_at=w_at, k0=k0, n=n, npu=npu, last=last):
+                def loads(p, w_at=w_at, k0=k0, kt=kt, n=n, npu=npu, last=last):
                     if last and joined:
-                        s = run("weights_epilogue", p, WA=w_at, KT=KT, E=vw * len(epi), N=n)
+                        s = run("weights_epilogue", p, WA=w_at, KT=kt, E=vw * len(epi), N=n)
                     else:
-                        s = run("weights", p, WA=w_at, KT=KT, N=n)
-                    return s + run("column", p, X=x, K0=k0, KT=KT, NPU=npu)
+                        s = run("weights", p, WA=w_at, KT=kt, N=n)
+                    return s + run("column", p, X=x, K0=k0, KT=kt, NPU=npu)
 
                 store = (lambda p, blk0=blk0, n=n: run("store_tanh" if tanh else "store", p, Y=y, O0=blk0 * vw,
                                                        N=n)) if last else None
-                steps.append(Step(n, loads, ["first" if ki == 0 else "mid"] + (["finish"] if last else []),
-                                  None, store))
+                exes = ["first", "last"] if nk == 1 else ["first"] if ki == 0 else ["last"] if last else ["mid"]
+                steps.append(Step(n, loads, exes, None, store, kt))
         instrs = schedule(steps, self.tanh_prologue(op, prog), lambda f, p, n: run(f, p, N=n))
-        padded = sum(self.lanes_run(st.n) * KT * vw for st in steps)
+        padded = sum(self.lanes_run(st.n) * st.k * vw for st in steps)
         return prog, instrs, len(steps), NO * NI, padded, f"linear.pcore {defines}", tl
 
     def maxpool(self, op):

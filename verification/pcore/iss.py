@@ -94,10 +94,10 @@ class PcoreISS:
             entry = func
             npa = c.np if not np_ or np_ > c.np else np_
             nta = c.nt if not nt or nt > c.nt else nt
-        slots = isa.slots(nta)
+        timer = isa.IssueTimer(nta)
         pc = entry
         loops = []
-        cycles = vops = macs = count = 0
+        vops = macs = count = 0
         while True:
             if pc >= len(self.imem):
                 raise PcoreRuntimeError(f"pc {pc} beyond the loaded program ({len(self.imem)} words)")
@@ -106,7 +106,7 @@ class PcoreISS:
                 raise PcoreRuntimeError(f"kernel at {entry} did not halt within {max_instructions} instructions")
             d = isa.decode(self.imem[pc])
             if d.is_scalar:
-                cycles += 1
+                timer.scalar()
                 if d.sop == "halt":
                     break
                 if d.sop == "loop":
@@ -124,7 +124,7 @@ class PcoreISS:
                 elif d.sop == "mova":
                     self.areg[d.areg] = self.areg[d.areg2]
             else:
-                cycles += slots
+                timer.vector(d.op)
                 vops += nta
                 self._vector(pc, d, process, npa, nta)
                 if d.op in ("mac", "macz"):
@@ -140,7 +140,7 @@ class PcoreISS:
                     continue
                 loops.pop()
             pc += 1
-        cycles += isa.MIN_SLOTS     # pipeline drain before busy drops
+        cycles = timer.cycles + isa.MIN_SLOTS     # pipeline drain before busy drops
         return RunStats(cycles, vops, macs, count, npa, nta)
 
     def _vector(self, pc, d, proc, npa, nta):

@@ -8,14 +8,15 @@ from tensorsoc.cores.pcore.lane import LATENCY, lane_signals, pcore_lane
 
 def run_lane(stim, width, acc_width):
     """Apply ``stim`` (dict of equal-length int arrays: op, a, b, acc, flag,
-    sh), one vector per clock; returns dict result, acc_out, flag_out, each
+    sh and optionally fwd), one vector per clock; returns dict result, acc_out, flag_out, each
     output taken ``LATENCY`` clocks after its inputs."""
     sig = lane_signals(width, acc_width)
     dut = pcore_lane(**sig, width=width, acc_width=acc_width)
     n = len(stim["op"])
     out = {k: np.zeros(n, np.int64) for k in ("result", "acc_out", "flag_out")}
     cols = [(sig[s], [int(v) for v in stim[k]]) for s, k in
-            (("op", "op"), ("a", "a"), ("b", "b"), ("acc_in", "acc"), ("flag_in", "flag"), ("sh", "sh"))]
+            (("op", "op"), ("a", "a"), ("b", "b"), ("acc_in", "acc"), ("flag_in", "flag"), ("sh", "sh"),
+             ("fwd", "fwd")) if k in stim]
     clk = sig["clk"]
 
     @block

@@ -15,7 +15,13 @@ from tensorsoc.verification.pcore.iss import PcoreRuntimeError
 _SRC_KINDS = [isa.K_NONE, isa.K_REG, isa.K_REG, isa.K_PRIV, isa.K_PRIVB, isa.K_SHR, isa.K_SHRB]
 
 
-def _program(rng, config, length):
+# Accumulator chains (docs/pcore.md): the accumulator-only operations, their
+# readers, and scalars between them, so that chained instructions, the bypass
+# and the stalls of other readers all occur (with at most CHAIN_MAX_NT threads).
+CHAIN_MIX = sorted(isa.CHAIN_OPS) * 3 + ["accr", "mov", "add"]
+
+
+def _program(rng, config, length, chains=False):
     vw = config.vw
     pwords, swords = config.pcore_private_words, config.pcore_shared_words
     words = []
@@ -44,7 +50,9 @@ def _program(rng, config, length):
     def body(n):
         out = []
         for _ in range(n):
-            op = str(rng.choice(list(isa.OP)))
+            if chains and rng.random() < 0.15:
+                out.append(isa.encode_scalar("adda", 6, imm=int(rng.integers(0, 4))))
+            op = str(rng.choice(CHAIN_MIX if chains else list(isa.OP)))
             a, b = src(), src()
             if a.kind in (isa.K_SHR, isa.K_SHRB) and b.kind in (isa.K_SHR, isa.K_SHRB):
                 b = isa.Operand(isa.K_REG, int(rng.integers(0, 8)))
@@ -73,11 +81,12 @@ def _program(rng, config, length):
     return words
 
 
-def draw(rng, config, iss, process, length=24, np_=0, nt=0, tries=200):
-    """A program that runs without traps from the ISS's current state.
+def draw(rng, config, iss, process, length=24, np_=0, nt=0, tries=200, chains=False):
+    """A program that runs without traps from the ISS's current state
+    (``chains``: mostly accumulator operations, see CHAIN_MIX).
     Returns (words, function word)."""
     for _ in range(tries):
-        words = _program(rng, config, length)
+        words = _program(rng, config, length, chains)
         trial = copy.deepcopy(iss)
         trial.load(words)
         try:

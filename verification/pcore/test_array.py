@@ -287,7 +287,11 @@ async def test_random_programs(dut):
         proc = n % 2
         np_ = int(rng.integers(1, c.np + 1)) if n % 3 == 2 else 0
         nt = int(rng.integers(1, c.nt + 1)) if n % 3 == 2 else 0
-        words, func = draw(rng, c, iss, proc, np_=np_, nt=nt)
+        # every third program: accumulator chains with 1 or 2 threads (the bypass, the stalls)
+        chains = n % 3 == 1
+        if chains:
+            nt = int(rng.integers(1, min(c.nt, isa.CHAIN_MAX_NT) + 1))
+        words, func = draw(rng, c, iss, proc, np_=np_, nt=nt, chains=chains)
         iss.load(words)
         stats = iss.run(func, proc)
         await bfm.te_load_program(words)

@@ -40,6 +40,7 @@ async def test_lane(dut):
                 dut.acc_in.value = int(s["acc"][i]) & ((1 << acc_width) - 1)
                 dut.flag_in.value = int(s["flag"][i])
                 dut.sh.value = int(s["sh"][i])
+                dut.fwd.value = 0
             await RisingEdge(dut.clk)      # the lane takes this vector
             await FallingEdge(dut.clk)     # outputs settled, inputs writable
             j = i - (LATENCY - 1)          # whose outputs are out now

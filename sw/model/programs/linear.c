@@ -6,10 +6,10 @@
  * Compiled by sw/model/accel.py as described in layer.c.
  *
  * accel.py cuts the op into steps (docs/models.md, "Tiling"): a pass of up
- * to NP*NT output blocks and a tile of KT inputs; the partial sums stay in
- * the threads' accumulators from one K tile to the next (first, mid...,
- * then finish).  The compiler arranges the weights so that the N threads'
- * rows of a step are one contiguous block: WA[N][KT][VW].
+ * to NP*NT output blocks and K tiles of KT inputs, the last one shorter or
+ * not; the partial sums stay in the threads' accumulators from one K tile to
+ * the next (first, mid..., then last).  The compiler arranges the weights so
+ * that the N threads' rows of a step are one contiguous block: WA[N][KT][VW].
  */
 #include <stdint.h>
 
@@ -19,14 +19,15 @@ void weights(uint32_t WA, int KT, int N)
 	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::w(KT*VW)[:] <= DDR(WA)[0:N*KT*VW-1];
 }
 
-/* The last K tile's weights with the epilogue: per thread KT x VW weights,
- * VW words over y (the kernel's finish writes it), then the E epilogue
- * elements (bias, scale, offset as the kernel has them), contiguous in the
- * private memory and in the arranged block WA[N][KT*VW+VW+E]: one transfer
- * instead of two.  The cast (..+) runs on past w into y and the epilogue. */
+/* The last K tile's weights with the epilogue: per thread VW words over y
+ * (the kernel's last writes it), the E epilogue elements (bias, scale,
+ * offset as the kernel has them), then KT x VW weights, contiguous in the
+ * private memory and in the arranged block WA[N][VW+E+KT*VW]: one transfer
+ * instead of two, whatever the last tile's KT.  The cast (..+) runs on past
+ * y into the epilogue and w. */
 void weights_epilogue(uint32_t WA, int KT, int E, int N)
 {
-	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::w(KT*VW+VW+E+)[:] <= DDR(WA)[0:N*(KT*VW+VW+E)-1];
+	> PCORE(1).THREAD(NP*NT)[0:N-1].linear::y(VW+E+KT*VW+)[:] <= DDR(WA)[0:N*(VW+E+KT*VW)-1];
 }
 
 /* Inputs K0..K0+KT-1 of the column X, to PCOREs 0..NPU-1. */
@@ -45,9 +46,9 @@ void mid(int N)
 	> EXE_LOCKSTEP(linear::mid, (N+NT-1)/NT, N < NT ? N : NT);
 }
 
-void finish(int N)
+void last(int N)
 {
-	> EXE_LOCKSTEP(linear::finish, (N+NT-1)/NT, N < NT ? N : NT);
+	> EXE_LOCKSTEP(linear::last, (N+NT-1)/NT, N < NT ? N : NT);
 }
 
 /* Outputs O0..O0+N*VW-1 of the column Y. */
