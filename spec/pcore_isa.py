@@ -42,10 +42,10 @@ MIN_SLOTS = 3 + LANE_LATENCY
 # Accumulator chains (docs/pcore.md, "Accumulator chains"): with at most
 # CHAIN_MAX_NT active threads, an instruction that writes the accumulator and
 # nothing else (CHAIN_OPS) occupies CHAIN_SLOTS clocks instead of MIN_SLOTS.
-# The next instruction, when it follows at once and is one of CHAIN_OPS, takes
-# the accumulator from the lanes' output register (the bypass: FORWARD_OPS
-# read it); any other reader of the accumulator waits until the write-back
-# (MIN_SLOTS clocks after the chained instruction's own issue).
+# The next instruction, when it follows at once and is one of FORWARD_OPS,
+# takes the accumulator from the lanes' output register (the bypass) and is
+# chained in turn; any other reader of the accumulator waits until the
+# write-back (MIN_SLOTS clocks after the chained instruction's own issue).
 CHAIN_SLOTS = 2
 CHAIN_MAX_NT = 2
 
@@ -241,8 +241,8 @@ class IssueTimer:
     """The sequencer's issue timing, clock by clock (docs/pcore.md): the
     clocks each instruction takes, the stalls of an accumulator reader after
     a chained instruction, and which instructions take the bypass.  The ISS
-    and the cost models use it; the hardware's CYCLES counter is checked
-    against it."""
+    counts with it, and the tests check the hardware's CYCLES counter
+    against the ISS."""
 
     def __init__(self, nt_active):
         self.nt = nt_active

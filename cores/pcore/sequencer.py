@@ -19,7 +19,8 @@ def _bits(n):
 
 
 class PCORESequencer(Module):
-    PREDECODE_BITS = 3
+    PREDECODE_BITS = 3       # instruction memory bits per word beyond the 32 of the instruction
+
     def __init__(self, np, nt, vw, imem_words):
         assert imem_words <= (1 << isa.LOOP_END_BITS)
         self.imem_words = imem_words
