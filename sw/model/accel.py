@@ -314,16 +314,17 @@ def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
 # steps); a step's column transfer, shorter than the decode of the next
 # step's weights, leaves DECODE_CLOCKS less its own clocks exposed (the
 # engine decodes one instruction ahead, a word per clock: a short transfer
-# cannot hide the next one's decode).  A kernel call costs (its
-# instructions + KERNEL_CALL_INSTRS) vector slots, a slot being the clocks
-# of one mac of the loop (isa.slots: max(active threads of a PCORE,
-# MIN_SLOTS), CHAIN_SLOTS with 1 or 2 threads; docs/pcore.md); LAYER_CLOCKS
-# is the rest (the first transfer's decode, the last kernel's epilogue, the
-# CALLBACK).  Fitted to `tsoc bench layers` (docs/models.md, "Tiling").
+# cannot hide the next one's decode).  A kernel call costs one slot per
+# input of its tile, a slot being the clocks of one mac of the loop
+# (isa.slots: max(active threads of a PCORE, MIN_SLOTS), CHAIN_SLOTS with 1
+# or 2 threads; docs/pcore.md), and KERNEL_CLOCKS (its address set-up, halt,
+# the pipeline drain, the EXE); LAYER_CLOCKS is the rest (the first
+# transfer's decode, the last kernel's epilogue, the CALLBACK).  Checked
+# against `tsoc bench layers` (docs/models.md, "Tiling": it ranks the K
+# tiles as measured; it overestimates the small layers by about 8%).
 BURST_BEATS = 64
 TRANSFER_CLOCKS = 12
 DECODE_CLOCKS = 24
-KERNEL_CALL_INSTRS = 0
 KERNEL_CLOCKS = 20
 LAYER_CLOCKS = 52
 
@@ -360,7 +361,7 @@ def linear_steps_clocks(config, NI, NO, KT, bias, bn):
             return _transfer_clocks(-(-n * (k * vw + extra) * 2 // bus)) + column + max(0, DECODE_CLOCKS - column)
 
         def kernel(k):
-            return slot * (k + KERNEL_CALL_INSTRS) + KERNEL_CLOCKS
+            return slot * k + KERNEL_CLOCKS
         loads = [load(k) for k in sizes[:-1]] + [load(sizes[-1], vw + epi if epi else 0)]
         total += loads[0]
         for i in range(1, len(sizes)):
@@ -376,7 +377,7 @@ def tile_linear(config, NI, NO, bias, bn):
     fits with the fewest estimated clocks (linear_steps_clocks; ties to the
     larger KT, fewer kernel calls); the last tile takes the remaining
     inputs (linear_k_tiles).  The last kernel is the one nothing overlaps:
-    with few blocks the best cut leaves it short (88 inputs: 42 + 42 + 4);
+    with few blocks the best cut leaves it short (88 inputs: 41 + 41 + 6);
     many blocks keep the largest KT."""
     vw, PW, SW = config.vw, config.pcore_private_words, config.pcore_shared_words
     epi = vw * (int(bias) + 2 * int(bn))
@@ -718,7 +719,8 @@ class _Gen:
         tanh = op.act == "tanh"
         # NLAST: the last tile's inputs, which the kernel's ``last`` runs
         # before the epilogue; one tile: ``first`` takes them all.
-        defines = dict(NIN=KT, NLAST=tl.k_tiles[-1][3] - tl.k_tiles[-1][2] + 1 if nk > 1 else 0, OB=1, NB=1, FRAC=self.frac, BIAS=int(op.bias_en), BN=int(op.bn_en),
+        nlast = tl.k_tiles[-1][3] - tl.k_tiles[-1][2] + 1 if nk > 1 else 0
+        defines = dict(NIN=KT, NLAST=nlast, OB=1, NB=1, FRAC=self.frac, BIAS=int(op.bias_en), BN=int(op.bn_en),
                        RELU=int(op.act == "relu"), TSH=tanh_shift(self.frac) if tanh else 0)
         prog = self.kernel("linear.pcore", "linear", defines)
         run = self.statements(prog, "linear")
