@@ -77,6 +77,7 @@ test: setup regress-deps ## run the test suite (unit tests, then the SoC simulat
 regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/), then every FPGA block's area budget
 	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 	TSOC_FPGA_AREA=all $(PYTEST) -q -ra tests/test_fpga_area.py
+	TSOC_CDC_LONG=1 $(PYTEST) -q -ra tests/test_wishbone_cdc.py
 
 docs: setup ## regenerate every generated section of docs/ and the C headers (a test fails when one is stale)
 	$(TSOC) docs

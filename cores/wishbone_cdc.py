@@ -1,0 +1,190 @@
+"""``WishboneCDC``: a Wishbone bus from one clock domain to another.
+
+A master in domain ``cd_up`` drives ``up``; ``down`` (domain ``cd_down``)
+drives the slave.  Two asynchronous FIFOs (LiteX ``stream.ClockDomainCrossing``,
+Gray-coded pointers through ``MultiReg``) carry the traffic, so the two clocks
+may be unrelated:
+
+* the *request* FIFO (up -> down) carries every access in program order:
+  address, write enable, data and byte selects;
+* the *response* FIFO (down -> up) carries read data and the error flag.
+
+Writes are *posted*: ``up`` acknowledges a write as soon as the request FIFO
+takes it, and a write's bus error is not reported back (the accelerator's
+masters write main RAM only).  Because every access goes through the one
+request FIFO, a read after a write (to any address) sees the write, and a
+master that needs its writes in memory before it tells anyone (the
+TensorEngine's "done") must wait for ``up_idle``.
+
+Reads are *read ahead* during incrementing bursts: while the master's beat
+has ``cti`` = 0b010 (more beats follow at the next word address), the up side
+requests the following words before the master asks for them, up to
+``read_ahead`` reads in flight, and never across a ``block_words`` boundary
+(a read never leaves the block the master's own address is in, so it never
+reaches past the end of a memory region aligned to the block).  The master's
+next beat takes the data already on its way; a beat at another address, or a
+write into the words read ahead, discards what was read ahead (after it
+arrives) and starts again.  A burst therefore streams at one word per clock of
+the slower side once the FIFOs fill; a single read (``cti`` 0) costs the
+round trip through both FIFOs.
+
+The down side re-forms bursts: it holds the current beat and the next in
+registers and offers the current one with ``cti`` = 0b010 when the next is
+already there, at the following word address and of the same kind (read or
+write), up to ``max_burst`` beats; else 0b111 (the last beat of a burst) or
+0 (a single access).  ``cti`` is frozen from the first clock a beat is offered
+until its acknowledge.  A first beat waits one clock when the next is
+arriving (to know whether to start a burst), and ``cyc`` drops for one clock
+after each burst or single access, so the SoC's arbiter can serve the other
+masters.
+
+The response FIFO is ``read_ahead`` deep: the up side never has more reads in
+flight, so it cannot overflow (``overflow``, a sticky flag in ``cd_down``, is
+the check the tests read).
+
+``cd_up`` == ``cd_down`` is refused: connect the buses instead.
+"""
+
+from migen import *
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream
+
+CTI_CLASSIC = 0b000
+CTI_INCR = 0b010
+CTI_END = 0b111
+
+
+class WishboneCDC(LiteXModule):
+    def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=16, block_words=256):
+        if cd_up == cd_down:
+            raise ValueError(f"WishboneCDC: both sides are in clock domain {cd_up!r}; connect the buses directly")
+        aw, dw = len(up.adr), len(up.dat_w)
+        if (len(down.adr), len(down.dat_w)) != (aw, dw):
+            raise ValueError(f"WishboneCDC: the buses differ (address {aw} / {len(down.adr)} bits, "
+                             f"data {dw} / {len(down.dat_w)} bits); convert one first")
+        for name, n in (("read_ahead", read_ahead), ("depth", depth), ("block_words", block_words)):
+            if n < 4 or n & (n - 1):
+                raise ValueError(f"WishboneCDC: {name}={n} must be a power of two, 4 or more")
+        self.up_idle = Signal()      # cd_up: no read in flight (writes may still be on their way)
+        self.down_idle = Signal()    # cd_down: nothing held, nothing offered
+        self.overflow = Signal()     # cd_down, sticky: a response found the response FIFO full (a bug)
+
+        req_layout = [("adr", aw), ("we", 1), ("dat_w", dw), ("sel", dw // 8)]
+        rsp_layout = [("dat_r", dw), ("err", 1)]
+        self.req = req = stream.ClockDomainCrossing(req_layout, cd_from=cd_up, cd_to=cd_down, depth=depth)
+        self.rsp = rsp = stream.ClockDomainCrossing(rsp_layout, cd_from=cd_down, cd_to=cd_up, depth=read_ahead)
+
+        # -- up side (cd_up) -------------------------------------------------
+        sync_up = getattr(self.sync, cd_up)
+        n_out = Signal(max=read_ahead + 1)   # reads requested whose response is not yet taken
+        head = Signal(aw)                    # the word address of the oldest of them
+        ahead = Signal(aw)                   # the next word address to read ahead
+        stale = Signal()                     # every read in flight is to be discarded
+        blk = log2_int(block_words)
+
+        access = Signal()
+        rd = Signal()
+        wr = Signal()
+        match = Signal()
+        hit = Signal()
+        drop = Signal()
+        first = Signal()
+        more = Signal()
+        push = Signal()
+        pop = Signal()
+        in_ahead = Signal()
+        self.comb += [
+            access.eq(up.cyc & up.stb),
+            rd.eq(access & ~up.we),
+            wr.eq(access & up.we),
+            match.eq((n_out != 0) & ~stale & (head == up.adr)),
+            hit.eq(rd & match & rsp.source.valid),
+            drop.eq(stale & rsp.source.valid),
+            rsp.source.ready.eq(hit | drop),
+            pop.eq(rsp.source.valid & rsp.source.ready),
+            up.dat_r.eq(rsp.source.dat_r),
+            up.ack.eq((wr & req.sink.ready) | (hit & ~rsp.source.err)),
+            up.err.eq(hit & rsp.source.err),
+            # a read with nothing in flight: request its own word
+            first.eq(rd & ~stale & (n_out == 0)),
+            # a beat of an incrementing burst whose word is in flight: read ahead
+            more.eq(rd & match & (up.cti == CTI_INCR) & (n_out < read_ahead)
+                    & (ahead[blk:] == up.adr[blk:])),
+            req.sink.valid.eq(wr | first | more),
+            req.sink.adr.eq(Mux(more, ahead, up.adr)),
+            req.sink.we.eq(wr),
+            req.sink.dat_w.eq(up.dat_w),
+            req.sink.sel.eq(up.sel),
+            push.eq(req.sink.valid & req.sink.ready),
+            in_ahead.eq((up.adr >= head) & (up.adr < ahead)),
+            self.up_idle.eq(n_out == 0),
+        ]
+        sync_up += [
+            n_out.eq(n_out + (push & ~wr) - pop),
+            If(push & first, head.eq(up.adr), ahead.eq(up.adr + 1)),
+            If(push & more, ahead.eq(ahead + 1)),
+            If(hit, head.eq(head + 1)),
+            # a read elsewhere, or a write into the words read ahead: discard them
+            If(rd & (n_out != 0) & ~stale & (head != up.adr), stale.eq(1)),
+            If(wr & push & (n_out != 0) & in_ahead, stale.eq(1)),
+            If(drop & (n_out == 1), stale.eq(0)),
+        ]
+
+        # -- down side (cd_down) ---------------------------------------------
+        sync_down = getattr(self.sync, cd_down)
+        src = req.source
+        cur_valid = Signal()
+        cur = Record(req_layout)
+        nxt_valid = Signal()
+        nxt = Record(req_layout)
+        pending = Signal()       # the current beat is offered and not yet acknowledged
+        cti_r = Signal(3)
+        blen = Signal(max=max_burst)     # beats of the current burst acknowledged
+        cti = Signal(3)
+        gap = Signal()           # one clock with cyc low after a burst or single access (other masters)
+        hold = Signal()
+        offer = Signal()
+        done = Signal()
+        take = Signal()
+        consec = Signal()
+        self.comb += [
+            consec.eq(nxt_valid & (nxt.we == cur.we) & (nxt.adr == cur.adr + 1) & (blen != max_burst - 1)),
+            cti.eq(Mux(pending, cti_r, Mux(consec, CTI_INCR, Mux(blen != 0, CTI_END, CTI_CLASSIC)))),
+            # A first beat while the next one lands in nxt: offer it the
+            # clock after, when its cti (a burst or not) is known.
+            hold.eq(~pending & (blen == 0) & ~nxt_valid & src.valid),
+            offer.eq(cur_valid & ~gap & ~hold),
+            down.cyc.eq(offer),
+            down.stb.eq(offer),
+            down.adr.eq(cur.adr),
+            down.we.eq(cur.we),
+            down.dat_w.eq(cur.dat_w),
+            down.sel.eq(cur.sel),
+            down.cti.eq(cti),
+            down.bte.eq(0),
+            done.eq(offer & (down.ack | down.err)),
+            take.eq(~cur_valid | done),
+            src.ready.eq(take | ~nxt_valid),
+            rsp.sink.valid.eq(done & ~cur.we),
+            rsp.sink.dat_r.eq(down.dat_r),
+            rsp.sink.err.eq(down.err),
+            self.down_idle.eq(~cur_valid & ~nxt_valid & ~src.valid),
+        ]
+        fields = [name for name, _ in req_layout]
+        sync_down += [
+            If(take,
+                If(nxt_valid,
+                    cur_valid.eq(1), *[getattr(cur, f).eq(getattr(nxt, f)) for f in fields],
+                    nxt_valid.eq(src.valid), *[getattr(nxt, f).eq(getattr(src, f)) for f in fields],
+                ).Else(
+                    cur_valid.eq(src.valid), *[getattr(cur, f).eq(getattr(src, f)) for f in fields],
+                )
+            ).Elif(~nxt_valid,
+                nxt_valid.eq(src.valid), *[getattr(nxt, f).eq(getattr(src, f)) for f in fields],
+            ),
+            If(offer & ~done, pending.eq(1), cti_r.eq(cti)).Else(pending.eq(0)),
+            If(done, If(cti == CTI_INCR, blen.eq(blen + 1)).Else(blen.eq(0))),
+            gap.eq(done & (cti != CTI_INCR)),
+            If(rsp.sink.valid & ~rsp.sink.ready, self.overflow.eq(1)),
+        ]
