@@ -12,9 +12,11 @@ may be unrelated:
 Writes are *posted*: ``up`` acknowledges a write as soon as the request FIFO
 takes it, and a write's bus error is not reported back (the accelerator's
 masters write main RAM only).  Because every access goes through the one
-request FIFO, a read after a write (to any address) sees the write, and a
-master that needs its writes in memory before it tells anyone (the
-TensorEngine's "done") must wait for ``up_idle``.
+request FIFO, a read after a write (to any address) sees the write.  A master
+that must have its writes in memory before it tells anyone (the
+TensorEngine's callbacks) compares ``wr_landed`` with ``wr_issued``: the
+writes acknowledged by the slave, counted in ``cd_down`` and brought over in
+Gray code, against the writes taken.
 
 Reads are *read ahead* during incrementing bursts: while the master's beat
 has ``cti`` = 0b010 (more beats follow at the next word address), the up side
@@ -45,7 +47,11 @@ the check the tests read).
 ``cd_up`` == ``cd_down`` is refused: connect the buses instead.
 """
 
+from functools import reduce
+from operator import xor
+
 from migen import *
+from migen.genlib.cdc import GrayCounter, MultiReg
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
@@ -56,6 +62,10 @@ CTI_END = 0b111
 
 
 class WishboneCDC(LiteXModule):
+    # Enough for every write in flight: the request FIFO and the two beats
+    # the down side holds (a fence compares counts modulo 2**6).
+    WR_COUNT_BITS = 6
+
     def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=16, block_words=256):
         if cd_up == cd_down:
             raise ValueError(f"WishboneCDC: both sides are in clock domain {cd_up!r}; connect the buses directly")
@@ -63,12 +73,19 @@ class WishboneCDC(LiteXModule):
         if (len(down.adr), len(down.dat_w)) != (aw, dw):
             raise ValueError(f"WishboneCDC: the buses differ (address {aw} / {len(down.adr)} bits, "
                              f"data {dw} / {len(down.dat_w)} bits); convert one first")
+        if depth + 2 >= 1 << (self.WR_COUNT_BITS - 1):
+            raise ValueError(f"WishboneCDC: depth={depth}: at most {(1 << (self.WR_COUNT_BITS - 1)) - 3}")
         for name, n in (("read_ahead", read_ahead), ("depth", depth), ("block_words", block_words)):
             if n < 4 or n & (n - 1):
                 raise ValueError(f"WishboneCDC: {name}={n} must be a power of two, 4 or more")
         self.up_idle = Signal()      # cd_up: no read in flight (writes may still be on their way)
         self.down_idle = Signal()    # cd_down: nothing held, nothing offered
         self.overflow = Signal()     # cd_down, sticky: a response found the response FIFO full (a bug)
+        # Write fence (cd_up): writes taken from the master, and writes the
+        # slave has acknowledged (seen through a Gray-coded counter), both
+        # modulo 2**WR_COUNT_BITS.  Equal: every posted write is in memory.
+        self.wr_issued = Signal(self.WR_COUNT_BITS)
+        self.wr_landed = Signal(self.WR_COUNT_BITS)
 
         req_layout = [("adr", aw), ("we", 1), ("dat_w", dw), ("sel", dw // 8)]
         rsp_layout = [("dat_r", dw), ("err", 1)]
@@ -129,6 +146,7 @@ class WishboneCDC(LiteXModule):
             If(rd & (n_out != 0) & ~stale & (head != up.adr), stale.eq(1)),
             If(wr & push & (n_out != 0) & in_ahead, stale.eq(1)),
             If(drop & (n_out == 1), stale.eq(0)),
+            If(push & wr, self.wr_issued.eq(self.wr_issued + 1)),
         ]
 
         # -- down side (cd_down) ---------------------------------------------
@@ -188,3 +206,11 @@ class WishboneCDC(LiteXModule):
             gap.eq(done & (cti != CTI_INCR)),
             If(rsp.sink.valid & ~rsp.sink.ready, self.overflow.eq(1)),
         ]
+        landed = ClockDomainsRenamer(cd_down)(GrayCounter(self.WR_COUNT_BITS))
+        self.submodules += landed
+        landed_gray = Signal(self.WR_COUNT_BITS)
+        self.comb += landed.ce.eq(done & cur.we)
+        self.specials += MultiReg(landed.q, landed_gray, cd_up)
+        # Gray to binary: bit i is the XOR of the Gray bits from i up.
+        self.comb += [self.wr_landed[i].eq(reduce(xor, [landed_gray[j] for j in range(i, self.WR_COUNT_BITS)]))
+                      for i in range(self.WR_COUNT_BITS)]

@@ -206,8 +206,8 @@ class BoardBuild(SoCBuild):
 
     def clocks_mhz(self):
         clocks = {"sys": self.config.sys_clk_freq / 1e6}
-        if self.target.accel_clk_freq is not None:
-            clocks["accel"] = self.target.accel_clk_freq / 1e6
+        if self.config.accel_clk_freq:
+            clocks["accel"] = self.config.accel_clk_freq / 1e6
         return clocks
 
     # Steps ------------------------------------------------------------------
@@ -295,9 +295,9 @@ class BoardBuild(SoCBuild):
             fmax = parse_nextpnr_log(self.log_file.read_text(), domains)
         notes = []
         seen = {c.domain for c in fmax}
-        if self.target.accel_clk_freq is not None and "accel" not in seen:
+        if self.config.accel_clk_freq and "accel" not in seen:
             notes.append("accel: no logic in this clock domain (nextpnr timed nothing there)")
-        if self.config.accelerator and self.target.accel_clk_freq is None:
+        if self.config.accelerator and not self.config.accel_clk_freq:
             notes.append(f"accelerator (NP={self.config.np} NT={self.config.nt} VW={self.config.vw}) "
                          f"in sys: {self.config.peak_macs_per_clock} MACs/clock x "
                          f"{self.config.sys_clk_freq / 1e6:g} MHz = "
@@ -352,8 +352,8 @@ def describe(target, config):
     accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}" if c.accelerator
              else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)")
     clocks = f"sys {c.sys_clk_freq / 1e6:g} MHz"
-    if target.accel_clk_freq is not None:
-        clocks += f", accel {target.accel_clk_freq / 1e6:g} MHz"
+    if c.accel_clk_freq:
+        clocks += f", accel {c.accel_clk_freq / 1e6:g} MHz"
     elif c.accelerator:
         clocks += " (accelerator in sys)"
     return f"{accel}, {clocks}"
@@ -381,7 +381,7 @@ def config_table_markdown():
              t, t.config) for t in targets] + [("simulation default", None, DEFAULT)]
 
     def clock(t, c):
-        return c.sys_clk_freq if t.accel_clk_freq is None else t.accel_clk_freq
+        return c.accel_clk_freq or c.sys_clk_freq
 
     def l2(t):
         if t is None:
@@ -390,7 +390,7 @@ def config_table_markdown():
 
     rows = [
         ("accelerator (TensorEngine + PCOREs)",
-         lambda t, c: ("yes, in `sys`" if t is None or t.accel_clk_freq is None else "yes, in `accel`")
+         lambda t, c: ("yes, in `accel`" if c.accel_clk_freq else "yes, in `sys`")
          if c.accelerator else "no (MCORE only)"),
         ("NP x NT x VW", lambda t, c: f"{c.np} x {c.nt} x {c.vw}" + ("" if c.accelerator else " (headers only)")),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),

@@ -163,11 +163,25 @@ def make_sim_soc(config: SoCConfig, rom_init=None, gateware_dir=None, sdram: Sim
     from litex.build.io import CRG
     from tensorsoc.cores.sim_control import SimClock
     platform = SimPlatform()
-    clock = SimClock(platform.request("sys_clk"), platform.request("sim_clock"), config.sys_clk_freq)
+    sim_clock = platform.request("sim_clock")
+    clock = SimClock(platform.request("sys_clk"), sim_clock, config.sys_clk_freq)
     platform.add_source(str(SimClock.SOURCE))
     soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="sim", integrated_main_ram=sdram is None,
                     crg=CRG(clock.clk, rst=platform.request("sys_rst")))
     soc.sim_clock = clock
+    if config.accelerator and config.accel_clk_freq:
+        # The accelerator's clock: the accel_clk pin (the C++ harness toggles
+        # it at ACCEL_CLK_FREQ), or a generator started with the sys one.
+        from migen import ClockDomain, Record, ResetSignal
+        from migen.genlib.cdc import MultiReg
+        pads = Record([("en", 1), ("clk", 1)])
+        soc.accel_clock = SimClock(platform.request("accel_clk"), pads, config.accel_clk_freq)
+        soc.comb += pads.en.eq(sim_clock.en)
+        soc.cd_accel = ClockDomain("accel")
+        soc.cd_accel_por = ClockDomain("accel_por", reset_less=True)
+        soc.comb += [soc.cd_accel.clk.eq(soc.accel_clock.clk), soc.cd_accel_por.clk.eq(soc.accel_clock.clk)]
+        # sys's reset, synchronised to accel (two flip-flops, set at power-up)
+        soc.specials += MultiReg(ResetSignal("sys"), soc.cd_accel.rst, "accel_por", reset=1)
     if sdram is not None:
         soc.add_sim_sdram(sdram)
     soc.add_sim_control()
@@ -387,7 +401,8 @@ class SimBuild(SoCBuild):
                "--top-module", TOP, "--Mdir", str(self.obj_dir), "-o", f"V{TOP}",
                "--trace-fst", "--trace-structs", *SOC_FLAGS,
                "-CFLAGS", f"{OPT_CFLAGS} -DSIM_CLK_FREQ={self.config.sys_clk_freq} "
-                          f"-DTSOC_DEFAULT_BOOT_FLAGS={BOOT_FLAG['exit_after_boot']}",
+                          + (f"-DACCEL_CLK_FREQ={self.config.accel_clk_freq} " if self.config.accel_clk_freq else "")
+                          + f"-DTSOC_DEFAULT_BOOT_FLAGS={BOOT_FLAG['exit_after_boot']}",
                *[f"-I{d}" for d in include_dirs],
                *map(str, sources), str(HARNESS)]
         self.log(f"[sim] verilating {len(sources)} Verilog files (a few minutes the first time)...")

@@ -104,12 +104,26 @@ class TensorSoC(SoCCore):
         memory as Wishbone slave ``pcore``), sized by the configuration; with ``fetch``,
         its instruction fetch (CSRs ``tensor_engine_fetch``, a bus master that
         reads a program from main RAM into the engine's queue or a kernel into
-        the PCORE instruction memory)."""
+        the PCORE instruction memory).
+
+        With ``accel_clk_freq`` 0 they run in ``sys`` on the SoC bus and CSR
+        bank.  Otherwise they run in the clock domain ``accel`` (the CRG
+        provides it) behind clock-domain crossings (soc/accel_domain.py);
+        their CSRs and bus regions keep their names."""
         from tensorsoc.cores.tensor_engine.core import add_tensor_engine
-        self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
+        from tensorsoc.cores.tensor_engine.fetch import add_tensor_engine_fetch
+        if not self.tsoc_config.accel_clk_freq:
+            self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
+            if fetch:
+                self.tensor_engine_fetch = add_tensor_engine_fetch(self, self.tensor_engine, self.pcore)
+            return
+        from tensorsoc.soc.accel_domain import AcceleratorCores, AcceleratorDomain
+        cores = AcceleratorCores(self)
+        engine, array = add_tensor_engine(cores, self.tsoc_config, build_dir=build_dir)
         if fetch:
-            from tensorsoc.cores.tensor_engine.fetch import add_tensor_engine_fetch
-            self.tensor_engine_fetch = add_tensor_engine_fetch(self, self.tensor_engine, self.pcore)
+            add_tensor_engine_fetch(cores, engine, array)
+        self.accel_domain = AcceleratorDomain(self, cores)
+        self.accel_domain.register_csr_regions()
 
     def add_sim_sdram(self, sdram):
         """Main RAM as SDRAM in simulation: LiteDRAM's controller and L2 cache

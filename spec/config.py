@@ -59,6 +59,11 @@ class SoCConfig:
     host_msb_first: int = 0
     # Clocks.
     sys_clk_freq: int = 100_000_000      # SoC clock (Hz)
+    # The accelerator's own clock (Hz), or 0: the TensorEngine, its
+    # instruction fetch and the PCORE array then run in ``sys``.  Nonzero puts
+    # them in a clock domain ``accel`` behind clock-domain crossings
+    # (docs/fpga.md, "Clocks"; soc/accel_domain.py).
+    accel_clk_freq: int = 0
     uart_baudrate: int = 115200
 
     def __post_init__(self):
@@ -98,6 +103,12 @@ class SoCConfig:
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:
             raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
+        if self.accel_clk_freq < 0:
+            raise ConfigError(f"accel_clk_freq={self.accel_clk_freq}: must be 0 (the accelerator in sys) "
+                              f"or the accelerator's clock in Hz")
+        if self.accel_clk_freq and not self.accelerator:
+            raise ConfigError(f"accel_clk_freq={self.accel_clk_freq}: there is no accelerator (accelerator=0); "
+                              f"set accel_clk_freq=0")
         if self.main_ram_size // 1024 >= 1 << 16:
             raise ConfigError(f"main_ram_size={self.main_ram_size}: RSpec reports main RAM in KiB in 16 bits "
                               f"(bytes 6-7): at most 65535 KiB")

@@ -10,4 +10,8 @@ MEM_MAP = {
     "sram":     0x1000_0000,   # CPU data and stack
     "main_ram": 0x4000_0000,   # the programmer guide's "DDR"
     "csr":      0xf000_0000,
+    # The accelerator's CSR banks when it has a clock domain of its own
+    # (soc/accel_domain.py): above LiteX's CSR region, so the generated csr.h
+    # (offsets from its first region) keeps CSR_BASE.
+    "accel_csr": 0xf001_0000,
 }

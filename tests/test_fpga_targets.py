@@ -42,7 +42,7 @@ def test_board_elaborates(name):
             assert pad_pins in located.values(), f"{name}: pin {pad_pins} of {resource} not in the .lpf"
     assert located["host_spi_clk"] and located["serial_tx"]
     assert 'FREQUENCY NET "sys_clk"' in lpf
-    assert ('FREQUENCY NET "accel_clk"' in lpf) == (target.accel_clk_freq is not None)
+    assert ('FREQUENCY NET "accel_clk"' in lpf) == bool(target.config.accel_clk_freq)
     assert 'FREQUENCY PORT "host_spi_clk" 50.0 MHz' in lpf
 
     # The generated headers describe the board: SDRAM main RAM of the config's size.
@@ -88,23 +88,31 @@ def test_board_configurations():
     ulx3s = get("ulx3s")
     c = ulx3s.config
     assert (c.accelerator, c.np, c.nt, c.vw) == (1, 1, 8, 4)
-    assert c.peak_macs_per_clock == 4 and ulx3s.accel_clk_freq is None
+    assert c.peak_macs_per_clock == 4 and c.accel_clk_freq == 0
     assert (c.pcore_private_words, c.pcore_shared_words) == (DEFAULT.pcore_private_words,
                                                              DEFAULT.pcore_shared_words)
-    for t in TARGETS.values():
-        assert t.accel_clk_freq is None or not t.config.accelerator
     docs = (ROOT / "docs" / "fpga.md").read_text()
     assert config_table_markdown() in docs, "docs/fpga.md: regenerate the table (soc.bitstream.config_table_markdown)"
 
 
-def test_accelerator_outside_sys_is_refused():
-    """The SoC has no clock-domain crossings for the accelerator's bus ports
-    and CSRs: a target that asks for an accel clock with the accelerator in
-    is refused instead of being built with unsafe crossings."""
-    import dataclasses
-    target = dataclasses.replace(get("ulx3s"), accel_clk_freq=100_000_000)
-    with pytest.raises(TargetError, match="clock-domain crossings"):
-        target.make_soc()
+def test_accelerator_in_its_own_clock_domain():
+    """accel_clk_freq puts the accelerator in the CRG's ``accel`` domain:
+    its CSR banks move to the bus region ``accel_csr`` (behind a crossing)
+    under their names, its bus master and slave go through crossings, and
+    the PLL gets the clock."""
+    from tensorsoc.soc.accel_domain import CSR_REGION
+    from tensorsoc.spec.config import ConfigError
+    target = get("ulx3s")
+    soc = target.make_soc(target.config.with_overrides(accel_clk_freq=75_000_000))
+    region = soc.bus.regions[CSR_REGION]
+    for bank in ("tensor_engine", "pcore", "tensor_engine_fetch"):
+        origin = soc.csr.regions[bank].origin
+        assert region.origin <= origin < region.origin + region.size, bank
+    assert set(soc.accel_domain.cdcs) == {"tensor_engine_master0", "tensor_engine_fetch_master0", "pcore",
+                                          CSR_REGION}
+    assert soc.crg.cd_accel is not None
+    with pytest.raises(ConfigError, match="no accelerator"):
+        get("colorlight_i5").config.with_overrides(accel_clk_freq=75_000_000)
 
 
 def test_board_config_must_match_sdram():

@@ -134,10 +134,16 @@ def _slave(down, mem, rng, log):
 
 
 @passive
-def _watch(dut, flags):
+def _watch(dut, flags, log):
+    """The response FIFO never overflows, and the write fence never counts a
+    write the slave has not acknowledged."""
     while True:
         if (yield dut.cdc.overflow):
             flags.append("overflow")
+        landed = yield dut.cdc.wr_landed
+        done = sum(1 for _, we, _ in log if we)
+        if (done - landed) % 64 >= 32:
+            flags.append(f"fence: {landed} writes landed (mod 64) but the slave took {done}")
         yield
 
 
@@ -145,7 +151,7 @@ def _watch(dut, flags):
 def test_random_traffic(periods):
     rng = random.Random(periods[0] * 100 + periods[1])
     dut = _DUT(block_words=WORDS)      # (reads ahead stop at the top word)
-    ref, mem, reads, log, flags = {}, {}, [], [], []
+    ref, mem, reads, log, flags, fence = {}, {}, [], [], [], []
     txs = _transactions(rng, BURSTS)
     def gen():
         yield from _master(dut.up, txs, ref, rng, reads)
@@ -153,11 +159,14 @@ def test_random_traffic(periods):
         while quiet < 20:              # the posted writes drain
             quiet = quiet + 1 if (yield dut.cdc.down_idle) else 0
             yield
+        fence.extend([(yield dut.cdc.wr_issued), (yield dut.cdc.wr_landed)])
 
     run_simulation(dut, {"up": [gen()],
-                         "down": [_slave(dut.down, mem, random.Random(7), log), _watch(dut, flags)]},
+                         "down": [_slave(dut.down, mem, random.Random(7), log), _watch(dut, flags, log)]},
                    clocks={"up": periods[0], "down": periods[1]})
     assert not flags
+    n_writes = sum(beats for we, _, beats in txs if we)
+    assert fence == [n_writes % 64] * 2
     # every write reached the slave, in order: its memory is the reference
     assert {a: v for a, v in mem.items() if v} == {a: v for a, v in ref.items() if v}
     n_reads = sum(beats for we, _, beats in txs if not we)

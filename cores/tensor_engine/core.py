@@ -55,17 +55,39 @@ class TensorEngine(LiteXModule):
             CSRField("depth", size=16, description="capacity of the trace buffer in records"),
         ])
 
+        # Write fence: with the engine behind a bus crossing (an ``accel``
+        # clock domain, soc/accel_domain.py) its writes are posted, so the
+        # crossing counts the writes it took (wr_issued) and those the memory
+        # acknowledged (wr_landed), modulo 64.  A callback shows in CALLBACK,
+        # and IDLE reads 1, only once every write issued before is in memory.
+        # Both stay 0 where the bus reaches memory directly.
+        self.wr_issued = Signal(6)
+        self.wr_landed = Signal(6)
+
         # # #
+
+        behind = Signal(6)       # writes not yet in memory
+        since = Signal(6)        # landed minus the count at the callback's arrival
+        snap = Signal(6)
+        armed = Signal()         # the head callback waits for the writes before it
+        cb_ok = Signal()
+        self.comb += [
+            behind.eq(self.wr_issued - self.wr_landed),
+            since.eq(self.wr_landed - snap),
+            cb_ok.eq(core.cb_valid & Mux(armed, ~since[5], behind == 0)),
+        ]
+        self.sync += If(core.cb_pop, armed.eq(0)).Elif(core.cb_valid & ~armed & (behind != 0),
+                                                        armed.eq(1), snap.eq(self.wr_issued))
 
         self.comb += [
             core.q_we.eq(self.queue.re | self.dma_we),
             core.q_data.eq(Mux(self.dma_we, self.dma_data, self.queue.r)),
             self.queue_space.status.eq(core.q_space),
-            self.callback.w.eq(Mux(core.cb_valid, Cat(core.cb_tag[:31], 1), 0)),
-            core.cb_pop.eq(self.callback.we & core.cb_valid),
+            self.callback.w.eq(Mux(cb_ok, Cat(core.cb_tag[:31], 1), 0)),
+            core.cb_pop.eq(self.callback.we & cb_ok),
             self.errors.w.eq(core.errors),
             core.errors_clear.eq(self.errors.we),
-            self.status.fields.idle.eq(core.idle),
+            self.status.fields.idle.eq(core.idle & (behind == 0)),
             self.status.fields.busy.eq(core.busy),
             self.status.fields.log.eq(core.log_on),
             self.trace_data.w.eq(core.trace_word),

@@ -7,6 +7,8 @@ from litex.build.generic_platform import GenericPlatform, Pins, Subsignal
 _io = [
     ("sys_clk", 0, Pins(1)),
     ("sys_rst", 0, Pins(1)),
+    # The accelerator's clock (SoCConfig.accel_clk_freq nonzero only).
+    ("accel_clk", 0, Pins(1)),
     # The clock the SoC runs on (out), the sys_clk pin or, with en high, the
     # generator inside the model (cores/sim_control.py, SimClock).
     ("sim_clock", 0,

@@ -51,6 +51,24 @@ int main(int argc, char **argv) {
     }
     // Half a clock period in picoseconds (FST timescale is 1 ps).
     const uint64_t half_period_ps = 500000000000ull / SIM_CLK_FREQ;
+#ifdef ACCEL_CLK_FREQ
+    // The accelerator's clock (SoCConfig.accel_clk_freq): toggled on its own
+    // time line, between the sys edges (an edge at the same picosecond as a
+    // sys edge just before it).
+    const uint64_t accel_half_ps = 500000000000ull / ACCEL_CLK_FREQ;
+    uint64_t accel_next = accel_half_ps;
+    top->accel_clk = 0;
+    auto accel_until = [&](uint64_t t) {
+        while (accel_next < t) {
+            top->accel_clk = !top->accel_clk;
+            top->eval();
+            if (tfp) tfp->dump(accel_next);
+            accel_next += accel_half_ps;
+        }
+    };
+#else
+    auto accel_until = [](uint64_t) {};
+#endif
 
     top->sys_clk = 0;
     top->sys_rst = 1;
@@ -71,6 +89,7 @@ int main(int argc, char **argv) {
     int status = -1;
     auto t0 = std::chrono::steady_clock::now();
     while (!ctx->gotFinish()) {
+        accel_until(2 * cycle * half_period_ps + 1);
         top->sys_clk = 0;
         top->eval();
         if (tfp) tfp->dump(2 * cycle * half_period_ps);
@@ -91,6 +110,7 @@ int main(int argc, char **argv) {
             break;
         }
         top->sys_rst = cycle < RESET_CYCLES;
+        accel_until((2 * cycle + 1) * half_period_ps + 1);
         top->sys_clk = 1;
         top->eval();
         if (tfp) tfp->dump((2 * cycle + 1) * half_period_ps);

@@ -35,10 +35,6 @@ class BoardTarget:
     make_platform: Callable         # () -> LatticePlatform
     config: SoCConfig               # NP/NT/VW, memory sizes, sys clock, UART
     sdram_module: type              # litedram.modules class of the fitted SDRAM
-    # A separate clock domain for the accelerator (Hz), or None: the
-    # accelerator then runs in ``sys`` with the CPU and the bus (see
-    # docs/fpga.md, "Clocks", for why the boards do that today).
-    accel_clk_freq: int = None
     clkin_freq: int = 25_000_000    # board oscillator
     l2_cache_size: int = 8192       # LiteDRAM L2 cache (bytes, block RAM)
     # LiteX defaults the L2 line to 128 bits: 16 byte-lane memories, one
@@ -64,7 +60,7 @@ class BoardTarget:
         quiet_litex()
         config = config or self.config
         platform = self.make_platform()
-        crg = ECP5CRG(platform, self.clkin_freq, config.sys_clk_freq, self.accel_clk_freq)
+        crg = ECP5CRG(platform, self.clkin_freq, config.sys_clk_freq, config.accel_clk_freq or None)
         soc = TensorSoC(platform, config, rom_init=rom_init, uart_name="serial",
                         cpu_variant=self.cpu_variant, integrated_main_ram=False, crg=crg)
 
@@ -89,10 +85,7 @@ class BoardTarget:
         platform.add_period_constraint(host_spi.clk, 1e9 / HOST_SCLK_MAX_FREQ)
 
         if config.accelerator:
-            if self.accel_clk_freq is not None:
-                raise TargetError(f"board {self.name}: an accelerator in its own clock domain needs "
-                                  f"clock-domain crossings the SoC does not have; set accel_clk_freq=None")
-            # In ``sys``: the engine's CSRs, its DMA master and the array's
-            # Wishbone slave sit on the SoC bus directly.
+            # In ``sys`` (accel_clk_freq 0) on the SoC bus directly, or in the
+            # CRG's ``accel`` domain behind crossings (soc/accel_domain.py).
             soc.add_accelerator(build_dir=build_dir)
         return soc

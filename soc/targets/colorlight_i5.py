@@ -29,7 +29,6 @@ TARGET = BoardTarget(
         sys_clk_freq=50_000_000,
         accelerator=0,   # MCORE only for now: models run on the firmware's software path (docs/fpga.md)
     ),
-    accel_clk_freq=75_000_000,
     sdram_module=M12L64322A,
     # No L2 cache: its tag memory's unregistered read, the hit compare and the
     # Wishbone ack into the VexRiscv's data-cache refill were the sys critical

@@ -7,11 +7,9 @@ One PLL from the board oscillator gives three clock domains:
 * ``sys_ps`` -- ``sys`` shifted by 180 degrees; it clocks the ODDR that
   drives the SDRAM clock pin, so the SDRAM samples commands and write data
   in the middle of the ``sys`` cycle;
-* ``accel``  -- optional (``accel_clk_freq`` not None): a clock of its own
-  for an accelerator that runs faster than the CPU.  Logic there would
-  cross to ``sys`` through asynchronous FIFOs or a Wishbone clock-domain
-  crossing; the boards' targets have none today and leave it out (the
-  accelerator runs in ``sys``, docs/fpga.md "Clocks").
+* ``accel``  -- optional (``SoCConfig.accel_clk_freq`` nonzero): a clock of
+  its own for the accelerator, which then reaches ``sys`` through the
+  crossings of soc/accel_domain.py (docs/fpga.md "Clocks").
 
 Every domain is held in reset until the PLL locks and while the board's
 reset button is pressed.  The platform names the button's resource and its

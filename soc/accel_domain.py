@@ -1,0 +1,146 @@
+"""The accelerator in a clock domain of its own (``accel``).
+
+With ``SoCConfig.accel_clk_freq`` nonzero, ``TensorSoC.add_accelerator``
+builds the TensorEngine, its instruction fetch and the PCORE array inside an
+``AcceleratorDomain`` clocked by ``accel``, and joins it to the SoC (in
+``sys``) through crossings made of LiteX asynchronous FIFOs
+(cores/wishbone_cdc.py, ``WishboneCDC``):
+
+* each bus master of the accelerator (the engine's DMA, the fetch) reaches
+  the SoC bus through a crossing accel -> sys, with posted writes and read
+  ahead on bursts; the engine's callbacks and IDLE wait for its posted writes
+  (``TensorEngine.wr_issued`` / ``wr_landed``);
+* each bus slave (the PCORE instruction memory) is reached from the SoC bus
+  through a crossing sys -> accel;
+* the accelerator's CSRs (banks ``tensor_engine``, ``pcore``,
+  ``tensor_engine_fetch``) sit in a CSR bank array of their own in ``accel``,
+  behind a Wishbone-to-CSR bridge and a crossing sys -> accel, in the bus
+  region ``accel_csr``.  Their banks are registered as CSR regions of the SoC
+  at their addresses there, so the firmware's generated csr.h reaches them
+  with the same accessors as in ``sys`` (``tensor_engine_queue_write()``...).
+  Every access goes through one FIFO in program order, so a status read after
+  a write sees it.
+
+The cores are the same modules, built by the same functions, as with the
+accelerator in ``sys``: this module stands in for the SoC in their
+``add_core`` calls.
+"""
+
+from migen import ClockDomainsRenamer
+
+from litex.gen import LiteXModule
+from litex.soc.integration.soc import SoCCSRRegion, SoCRegion
+from litex.soc.interconnect import csr_bus, wishbone
+
+from tensorsoc.cores.wishbone_cdc import WishboneCDC
+
+CSR_REGION = "accel_csr"
+
+
+def _wishbone_like(bus):
+    return wishbone.Interface(data_width=len(bus.dat_w), adr_width=len(bus.adr), addressing=bus.addressing,
+                              bursting=True)
+
+
+class AcceleratorCores(LiteXModule):
+    """Collects the accelerator's cores in place of the SoC (``add_core``,
+    ``comb``, ``mem_map``, ``tsoc_config``); its CSRs are its own, not the
+    SoC's (``get_csrs`` and the rest return nothing to the SoC's scan)."""
+
+    def __init__(self, soc):
+        self.mem_map = soc.mem_map
+        self.tsoc_config = soc.tsoc_config
+        self._platform = soc.platform
+        self._names = []
+        self._slaves = []       # (region name, bus, origin, size, mode)
+        self._masters = []      # (name, bus)
+
+    def add_core(self, name, module, *, slaves=(), masters=(), irq=False, sources=()):
+        if irq:
+            raise ValueError(f"core {name}: interrupts from the accel clock domain are not crossed")
+        self.add_module(name=name, module=module)
+        self._names.append(name)
+        self._slaves += list(slaves)
+        self._masters += [(f"{name}_master{i}", bus) for i, bus in enumerate(masters)]
+        for src in sources:
+            self._platform.add_source(str(src))
+        return module
+
+    # Hidden from the SoC's CSR scan: the CSRs live in the accel domain's bank.
+    def get_csrs(self, sort=False):
+        return []
+
+    def get_memories(self):
+        return []
+
+    def get_constants(self, sort=False):
+        return []
+
+
+class AcceleratorDomain:
+    """Builds the crossings once the cores are in ``cores`` (an
+    ``AcceleratorCores``), on ``soc`` (a TensorSoC with a clock domain
+    ``accel``)."""
+
+    def __init__(self, soc, cores, domain="accel"):
+        self.cdcs = {}
+        cores_d = ClockDomainsRenamer(domain)(cores)
+        soc.add_module(name="accel", module=cores_d)
+
+        # Bus masters: accel -> sys.
+        for name, bus in cores._masters:
+            down = _wishbone_like(bus)
+            cdc = WishboneCDC(bus, down, cd_up=domain, cd_down="sys")
+            soc.add_module(name=f"{name}_cdc", module=cdc)
+            soc.bus.add_master(name=name, master=down)
+            self.cdcs[name] = cdc
+            if hasattr(cores, "tensor_engine") and bus is cores.tensor_engine.bus:
+                soc.comb += [cores.tensor_engine.wr_issued.eq(cdc.wr_issued),
+                             cores.tensor_engine.wr_landed.eq(cdc.wr_landed)]
+        # Bus slaves: sys -> accel.
+        for region, bus, origin, size, mode in cores._slaves:
+            up = _wishbone_like(bus)
+            cdc = WishboneCDC(up, bus, cd_up="sys", cd_down=domain)
+            soc.add_module(name=f"{region}_cdc", module=cdc)
+            soc.bus.add_slave(region, up, SoCRegion(origin=origin, size=size, mode=mode, cached=False))
+            self.cdcs[region] = cdc
+
+        # CSRs: a bank array of the accel domain behind a bridge and a crossing.
+        csr = soc.csr
+        banks = {}
+
+        def address_map(name, memory):
+            if memory is not None:
+                raise ValueError(f"core {name}: CSR memories in the accel clock domain are not supported")
+            return banks.setdefault(name, len(banks))
+
+        bankarray = csr_bus.CSRBankArray(cores, address_map, data_width=csr.data_width,
+                                         address_width=csr.address_width, alignment=csr.alignment,
+                                         paging=csr.paging, ordering=csr.ordering)
+        bridge_bus = wishbone.Interface(data_width=csr.data_width, adr_width=30, addressing="word")
+        bridge = wishbone.Wishbone2CSR(bridge_bus, csr_bus.Interface(address_width=csr.address_width,
+                                                                      data_width=csr.data_width))
+        cores.csr_bankarray = bankarray
+        cores.csr_bridge = bridge
+        cores.csr_interconnect = csr_bus.InterconnectShared(masters=[bridge.csr], slaves=bankarray.get_buses())
+        up = _wishbone_like(bridge_bus)
+        cdc = WishboneCDC(up, bridge_bus, cd_up="sys", cd_down=domain)
+        soc.add_module(name=f"{CSR_REGION}_cdc", module=cdc)
+        self.cdcs[CSR_REGION] = cdc
+        region_size = 2 ** (csr.address_width + 2)
+        origin = soc.mem_map[CSR_REGION]
+        if origin < soc.mem_map["csr"] + 2 ** (csr.address_width + 2):
+            raise ValueError(f"MEM_MAP[{CSR_REGION!r}] must lie above LiteX's CSR region (csr.h counts from it)")
+        soc.bus.add_slave(CSR_REGION, up, SoCRegion(origin=origin, size=region_size, cached=False))
+        self.bankarray, self.region_size = bankarray, region_size
+        self._soc = soc
+
+    def register_csr_regions(self):
+        """Adds the accel banks to the SoC's CSR regions (csr.h, csr.json)
+        at their addresses in ``accel_csr``; call once the bus regions are
+        placed (the SoC's finalize)."""
+        soc = self._soc
+        origin = soc.bus.regions[CSR_REGION].origin
+        for name, csrs, mapaddr, rmap in self.bankarray.banks:
+            soc.csr.add_region(name, SoCCSRRegion(origin=origin + soc.csr.paging * mapaddr,
+                                                  busword=soc.csr.data_width, obj=csrs))
