@@ -66,7 +66,7 @@ class WishboneCDC(LiteXModule):
     # the down side holds (a fence compares counts modulo 2**6).
     WR_COUNT_BITS = 6
 
-    def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=16, block_words=256):
+    def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=64, block_words=256):
         if cd_up == cd_down:
             raise ValueError(f"WishboneCDC: both sides are in clock domain {cd_up!r}; connect the buses directly")
         aw, dw = len(up.adr), len(up.dat_w)

@@ -42,6 +42,9 @@ FAST_SPI_CASES = FAST_BOTH
 FAST_QPI_CASES = FAST_BOTH + ["wserver_upload", "accelerator_trace_printed"]
 MSB_CASES = ["rid_and_spec", "protocol_errors", "model_tensor_inference"]
 MSB_QPI_CASES = MSB_CASES + ["oversize_model_and_window_bounds"]
+MSB_FAST_QPI_CASES = MSB_CASES + ["example_models_bit_exact"]
+ACCEL_CLK_FREQ = 137_000_000       # the second build's accelerator clock (sys: 100 MHz)
+ACCEL_MODELS = "mlp,cnn_instructions,relu_cnn3"
 SPI_MODELS = "mlp,cnn_instructions"
 QPI_MODELS = "relu_cnn3"
 FAST = {"TSOC_HOST_PATH": "fast"}
@@ -75,15 +78,21 @@ def test_host_port(soc_build, run):
 
 
 def test_host_port_msb_first_build():
-    """The MSB-first build option, in SPI and QPI (a second SoC build, with
-    the compact memory sizes: the window-bound test fills its model window)."""
+    """The second SoC build: the MSB-first bit order, in SPI and QPI, with the
+    compact memory sizes (the window-bound test fills its model window), and
+    the accelerator in a clock domain of its own at 137 MHz beside sys at 100
+    MHz (an unrelated ratio; soc/accel_domain.py): its QPI run adds the
+    example models, every layer on the accelerator and bit-exact, so the
+    crossings carry the CSRs, the kernels, the weights and the results.  (One
+    build for both options keeps `make test` within its time.)"""
     from tensorsoc.soc.builder import ROOT, SimBuild
     from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
-    build = SimBuild(DEFAULT.with_overrides(host_msb_first=1, **COMPACT_MEMORY), ROOT / "build" / "test" / "soc-msb",
-                     log=lambda *_: None)
+    build = SimBuild(DEFAULT.with_overrides(host_msb_first=1, accel_clk_freq=ACCEL_CLK_FREQ, **COMPACT_MEMORY),
+                     ROOT / "build" / "test" / "soc-msb", log=lambda *_: None)
     # MSB-first bit order on both paths: the fast path's master shifts LSB
     # first and its transport reorders the bits of each byte.
     for name, env, testcase in (("spi", PINS, MSB_CASES), ("qpi", {**PINS, "TSOC_HOST_QPI": "1"}, MSB_QPI_CASES),
-                                ("fast_qpi", {**FAST, "TSOC_HOST_QPI": "1"}, MSB_CASES)):
+                                ("fast_qpi", {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": ACCEL_MODELS},
+                                 MSB_FAST_QPI_CASES)):
         cases = run_host_tests(build, f"msb_{name}", env, testcase=testcase)
         assert sorted(c.get("name") for c in cases) == sorted(testcase)

@@ -210,7 +210,7 @@ def test_read_burst_streams(periods):
     single = _burst_clocks(periods, beats, False)
     slower = max(periods) / periods[0]           # up clocks per clock of the slower side
     print(f"periods {periods}: burst {burst} up clocks for {beats} words, single reads {single}")
-    # bursts of at most 16 beats, each with a clock to decide and a clock
-    # with cyc low: about 1.2 clocks of the slower side per word
+    # re-formed bursts (at most 64 beats), each with a clock to decide and a
+    # clock with cyc low, and the FIFOs' latency
     assert burst <= 1.3 * beats * slower + 16
     assert single >= 4 * burst / 2
