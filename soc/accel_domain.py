@@ -10,16 +10,17 @@ builds the TensorEngine, its instruction fetch and the PCORE array inside an
   the SoC bus through a crossing accel -> sys, with posted writes and read
   ahead on bursts; the engine's callbacks and IDLE wait for its posted writes
   (``TensorEngine.wr_issued`` / ``wr_landed``);
-* each bus slave (the PCORE instruction memory) is reached from the SoC bus
-  through a crossing sys -> accel;
 * the accelerator's CSRs (banks ``tensor_engine``, ``pcore``,
   ``tensor_engine_fetch``) sit in a CSR bank array of their own in ``accel``,
-  behind a Wishbone-to-CSR bridge and a crossing sys -> accel, in the bus
-  region ``accel_csr``.  Their banks are registered as CSR regions of the SoC
+  behind a Wishbone-to-CSR bridge, in the bus region ``accel_csr``;
+* that bridge and each bus slave (the PCORE instruction memory) are reached
+  from the SoC bus through one crossing sys -> accel (an arbiter in front, an
+  address decoder behind).  Their banks are registered as CSR regions of the SoC
   at their addresses there, so the firmware's generated csr.h reaches them
   with the same accessors as in ``sys`` (``tensor_engine_queue_write()``...).
-  Every access goes through one FIFO in program order, so a status read after
-  a write sees it.
+  Every access goes through the one FIFO in program order, so a status read
+  after a write sees it, and a START after an instruction-memory write finds
+  the instruction there.
 
 The cores are the same modules, built by the same functions, as with the
 accelerator in ``sys``: this module stands in for the SoC in their
@@ -97,15 +98,7 @@ class AcceleratorDomain:
             if hasattr(cores, "tensor_engine") and bus is cores.tensor_engine.bus:
                 soc.comb += [cores.tensor_engine.wr_issued.eq(cdc.wr_issued),
                              cores.tensor_engine.wr_landed.eq(cdc.wr_landed)]
-        # Bus slaves: sys -> accel.
-        for region, bus, origin, size, mode in cores._slaves:
-            up = _wishbone_like(bus)
-            cdc = WishboneCDC(up, bus, cd_up="sys", cd_down=domain)
-            soc.add_module(name=f"{region}_cdc", module=cdc)
-            soc.bus.add_slave(region, up, SoCRegion(origin=origin, size=size, mode=mode, cached=False))
-            self.cdcs[region] = cdc
-
-        # CSRs: a bank array of the accel domain behind a bridge and a crossing.
+        # CSRs: a bank array of the accel domain behind a Wishbone-to-CSR bridge.
         csr = soc.csr
         banks = {}
 
@@ -123,15 +116,31 @@ class AcceleratorDomain:
         cores.csr_bankarray = bankarray
         cores.csr_bridge = bridge
         cores.csr_interconnect = csr_bus.InterconnectShared(masters=[bridge.csr], slaves=bankarray.get_buses())
-        up = _wishbone_like(bridge_bus)
-        cdc = WishboneCDC(up, bridge_bus, cd_up="sys", cd_down=domain)
-        soc.add_module(name=f"{CSR_REGION}_cdc", module=cdc)
-        self.cdcs[CSR_REGION] = cdc
         region_size = 2 ** (csr.address_width + 2)
-        origin = soc.mem_map[CSR_REGION]
-        if origin < soc.mem_map["csr"] + 2 ** (csr.address_width + 2):
+        csr_origin = soc.mem_map[CSR_REGION]
+        if csr_origin < soc.mem_map["csr"] + 2 ** (csr.address_width + 2):
             raise ValueError(f"MEM_MAP[{CSR_REGION!r}] must lie above LiteX's CSR region (csr.h counts from it)")
-        soc.bus.add_slave(CSR_REGION, up, SoCRegion(origin=origin, size=region_size, cached=False))
+
+        # Bus slaves (the PCORE instruction memory, the CSR bridge): one
+        # crossing sys -> accel for all of them, so the CPU's accesses keep
+        # their order across regions (a kernel written to the instruction
+        # memory is there before a START written to a CSR after it).
+        ups, decoded = [], []
+        for region, bus, origin, size, mode in cores._slaves + [(CSR_REGION, bridge_bus, csr_origin,
+                                                                 region_size, "rw")]:
+            up = _wishbone_like(bus)
+            soc.bus.add_slave(region, up, SoCRegion(origin=origin, size=size, mode=mode, cached=False))
+            placed = soc.bus.regions[region]
+            base, words = placed.origin >> 2, placed.size >> 2
+            decoded.append((lambda adr, base=base, words=words: (adr >= base) & (adr < base + words), bus))
+            ups.append(up)
+        sys_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        accel_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        soc.add_module(name="accel_slaves_arbiter", module=wishbone.Arbiter(ups, sys_side))
+        cdc = WishboneCDC(sys_side, accel_side, cd_up="sys", cd_down=domain)
+        soc.add_module(name="accel_slaves_cdc", module=cdc)
+        self.cdcs["slaves"] = cdc
+        cores.slave_decoder = wishbone.Decoder(accel_side, decoded)
         self.bankarray, self.region_size = bankarray, region_size
         self._soc = soc
 
