@@ -23,8 +23,11 @@ builds the TensorEngine, its instruction fetch and the PCORE array inside an
   the instruction there.
 
 The cores are the same modules, built by the same functions, as with the
-accelerator in ``sys``: this module stands in for the SoC in their
-``add_core`` calls.
+accelerator in ``sys``: ``AcceleratorCores`` stands in for the SoC in their
+``add_core`` calls, and the whole joins the SoC as one core ``accel``
+through ``TensorSoC.add_core`` (bus masters ``accel_master0`` (the engine)
+and ``accel_master1`` (the fetch), slave regions ``pcore`` and
+``accel_csr``).
 """
 
 from migen import ClockDomainsRenamer
@@ -59,7 +62,7 @@ class AcceleratorCores(LiteXModule):
     def add_core(self, name, module, *, slaves=(), masters=(), irq=False, sources=()):
         if irq:
             raise ValueError(f"core {name}: interrupts from the accel clock domain are not crossed")
-        self.add_module(name=name, module=module)
+        setattr(self, name, module)      # (a LiteXModule attribute: a submodule)
         self._names.append(name)
         self._slaves += list(slaves)
         self._masters += [(f"{name}_master{i}", bus) for i, bus in enumerate(masters)]
@@ -78,26 +81,32 @@ class AcceleratorCores(LiteXModule):
         return []
 
 
-class AcceleratorDomain:
-    """Builds the crossings once the cores are in ``cores`` (an
-    ``AcceleratorCores``), on ``soc`` (a TensorSoC with a clock domain
-    ``accel``)."""
+class AcceleratorDomain(LiteXModule):
+    """The cores of ``cores`` (an ``AcceleratorCores``) in clock domain
+    ``domain`` with their crossings, joined to ``soc`` (a TensorSoC whose CRG
+    has that domain) as one core ``accel`` through ``soc.add_core``: its bus
+    masters are the ``sys`` sides of the masters' crossings, its bus slaves
+    the regions ``pcore`` and ``accel_csr``.  Its CSRs are in the accel
+    domain's bank, registered as the SoC's CSR regions by ``add_to``."""
 
     def __init__(self, soc, cores, domain="accel"):
         self.cdcs = {}
-        cores_d = ClockDomainsRenamer(domain)(cores)
-        soc.add_module(name="accel", module=cores_d)
+        self.cores = ClockDomainsRenamer(domain)(cores)
+        self._domain = domain
 
         # Bus masters: accel -> sys.
+        self._masters = []
         for name, bus in cores._masters:
             down = _wishbone_like(bus)
+            # (reads ahead only on incrementing bursts: the masters read main RAM)
             cdc = WishboneCDC(bus, down, cd_up=domain, cd_down="sys")
-            soc.add_module(name=f"{name}_cdc", module=cdc)
-            soc.bus.add_master(name=name, master=down)
+            setattr(self, f"{name}_cdc", cdc)
+            self._masters.append(down)
             self.cdcs[name] = cdc
             if hasattr(cores, "tensor_engine") and bus is cores.tensor_engine.bus:
-                soc.comb += [cores.tensor_engine.wr_issued.eq(cdc.wr_issued),
-                             cores.tensor_engine.wr_landed.eq(cdc.wr_landed)]
+                self.comb += [cores.tensor_engine.wr_issued.eq(cdc.wr_issued),
+                              cores.tensor_engine.wr_landed.eq(cdc.wr_landed)]
+
         # CSRs: a bank array of the accel domain behind a Wishbone-to-CSR bridge.
         csr = soc.csr
         banks = {}
@@ -118,38 +127,49 @@ class AcceleratorDomain:
         cores.csr_interconnect = csr_bus.InterconnectShared(masters=[bridge.csr], slaves=bankarray.get_buses())
         region_size = 2 ** (csr.address_width + 2)
         csr_origin = soc.mem_map[CSR_REGION]
-        if csr_origin < soc.mem_map["csr"] + 2 ** (csr.address_width + 2):
+        if csr_origin < soc.mem_map["csr"] + region_size:
             raise ValueError(f"MEM_MAP[{CSR_REGION!r}] must lie above LiteX's CSR region (csr.h counts from it)")
+        self.bankarray = bankarray
 
         # Bus slaves (the PCORE instruction memory, the CSR bridge): one
         # crossing sys -> accel for all of them, so the CPU's accesses keep
         # their order across regions (a kernel written to the instruction
         # memory is there before a START written to a CSR after it).
-        ups, decoded = [], []
+        self._slaves = []        # (region, sys-side interface, origin, size, mode, accel-side bus)
         for region, bus, origin, size, mode in cores._slaves + [(CSR_REGION, bridge_bus, csr_origin,
                                                                  region_size, "rw")]:
-            up = _wishbone_like(bus)
-            soc.bus.add_slave(region, up, SoCRegion(origin=origin, size=size, mode=mode, cached=False))
+            self._slaves.append((region, _wishbone_like(bus), origin, size, mode, bus))
+        self.sys_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        self.accel_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        self.arbiter = wishbone.Arbiter([up for _, up, *_ in self._slaves], self.sys_side)
+        self.slaves_cdc = cdc = WishboneCDC(self.sys_side, self.accel_side, cd_up="sys", cd_down=domain)
+        self.cdcs["slaves"] = cdc
+        self._cores = cores
+
+    # Hidden from the SoC's CSR scan: the CSRs live in the accel domain's bank.
+    def get_csrs(self, sort=False):
+        return []
+
+    def get_memories(self):
+        return []
+
+    def get_constants(self, sort=False):
+        return []
+
+    def add_to(self, soc, name="accel"):
+        """Joins the SoC through ``soc.add_core``, then decodes the placed
+        slave regions behind the crossing and registers the accel banks as
+        the SoC's CSR regions (csr.h, csr.json) at their addresses in
+        ``accel_csr``."""
+        soc.add_core(name, self, masters=self._masters,
+                     slaves=[(region, up, origin, size, mode) for region, up, origin, size, mode, _ in self._slaves])
+        decoded = []
+        for region, _, _, _, _, bus in self._slaves:
             placed = soc.bus.regions[region]
             base, words = placed.origin >> 2, placed.size >> 2
             decoded.append((lambda adr, base=base, words=words: (adr >= base) & (adr < base + words), bus))
-            ups.append(up)
-        sys_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
-        accel_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
-        soc.add_module(name="accel_slaves_arbiter", module=wishbone.Arbiter(ups, sys_side))
-        cdc = WishboneCDC(sys_side, accel_side, cd_up="sys", cd_down=domain)
-        soc.add_module(name="accel_slaves_cdc", module=cdc)
-        self.cdcs["slaves"] = cdc
-        cores.slave_decoder = wishbone.Decoder(accel_side, decoded)
-        self.bankarray, self.region_size = bankarray, region_size
-        self._soc = soc
-
-    def register_csr_regions(self):
-        """Adds the accel banks to the SoC's CSR regions (csr.h, csr.json)
-        at their addresses in ``accel_csr``; call once the bus regions are
-        placed (the SoC's finalize)."""
-        soc = self._soc
+        self._cores.slave_decoder = wishbone.Decoder(self.accel_side, decoded)
         origin = soc.bus.regions[CSR_REGION].origin
-        for name, csrs, mapaddr, rmap in self.bankarray.banks:
-            soc.csr.add_region(name, SoCCSRRegion(origin=origin + soc.csr.paging * mapaddr,
+        for bank, csrs, mapaddr, rmap in self.bankarray.banks:
+            soc.csr.add_region(bank, SoCCSRRegion(origin=origin + soc.csr.paging * mapaddr,
                                                   busword=soc.csr.data_width, obj=csrs))

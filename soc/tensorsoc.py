@@ -122,8 +122,7 @@ class TensorSoC(SoCCore):
         engine, array = add_tensor_engine(cores, self.tsoc_config, build_dir=build_dir)
         if fetch:
             add_tensor_engine_fetch(cores, engine, array)
-        self.accel_domain = AcceleratorDomain(self, cores)
-        self.accel_domain.register_csr_regions()
+        AcceleratorDomain(self, cores).add_to(self, "accel")
 
     def add_sim_sdram(self, sdram):
         """Main RAM as SDRAM in simulation: LiteDRAM's controller and L2 cache

@@ -22,6 +22,11 @@ def test_the_simulation_soc_adds_every_core_through_add_core(tmp_path, monkeypat
     soc = make_sim_soc(DEFAULT, gateware_dir=tmp_path)
     assert added == ["sim_ctrl", "sim_host", "host_port", "pcore", "tensor_engine", "tensor_engine_fetch"]
     assert all(getattr(soc, n) is not None for n in added)
+    # The accelerator in its own clock domain joins as one core, "accel".
+    added.clear()
+    soc = make_sim_soc(DEFAULT.with_overrides(accel_clk_freq=73_000_000), gateware_dir=tmp_path)
+    assert added == ["sim_ctrl", "sim_host", "host_port", "accel"]
+    assert {"pcore", "accel_csr"} <= set(soc.bus.regions)
 
 
 def test_no_other_way_to_add_a_core():

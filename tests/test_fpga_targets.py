@@ -108,7 +108,7 @@ def test_accelerator_in_its_own_clock_domain():
     for bank in ("tensor_engine", "pcore", "tensor_engine_fetch"):
         origin = soc.csr.regions[bank].origin
         assert region.origin <= origin < region.origin + region.size, bank
-    assert set(soc.accel_domain.cdcs) == {"tensor_engine_master0", "tensor_engine_fetch_master0", "slaves"}
+    assert set(soc.accel.cdcs) == {"tensor_engine_master0", "tensor_engine_fetch_master0", "slaves"}
     assert {"pcore", CSR_REGION} <= set(soc.bus.regions)
     assert soc.crg.cd_accel is not None
     with pytest.raises(ConfigError, match="no accelerator"):
