@@ -30,9 +30,10 @@ arrives) and starts again.  A burst therefore streams at one word per clock of
 the slower side once the FIFOs fill; a single read (``cti`` 0) costs the
 round trip through both FIFOs.
 
-The down side re-forms bursts: it holds the current beat and the next in
-registers and offers the current one with ``cti`` = 0b010 when the next is
-already there, at the following word address and of the same kind (read or
+The down side re-forms bursts: it holds up to three beats in registers (read
+from the FIFO while the third is free, so the slave's acknowledge never
+reaches the FIFO's pointers in the same clock) and offers the first with
+``cti`` = 0b010 when the second is already there, at the following word address and of the same kind (read or
 write), up to ``max_burst`` beats; else 0b111 (the last beat of a burst) or
 0 (a single access).  ``cti`` is frozen from the first clock a beat is offered
 until its acknowledge.  A first beat waits one clock when the next is
@@ -43,6 +44,10 @@ masters.
 The response FIFO is ``read_ahead`` deep: the up side never has more reads in
 flight, so it cannot overflow (``overflow``, a sticky flag in ``cd_down``, is
 the check the tests read).
+
+``bursts=False`` leaves out the read-ahead (and the address compares in the
+up side's acknowledge): for a master that reads one word at a time, such as
+the CPU reaching the accelerator's registers.
 
 ``cd_up`` == ``cd_down`` is refused: connect the buses instead.
 """
@@ -66,7 +71,8 @@ class WishboneCDC(LiteXModule):
     # the down side holds (a fence compares counts modulo 2**6).
     WR_COUNT_BITS = 6
 
-    def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=64, block_words=256):
+    def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=64, block_words=256,
+                 bursts=True):
         if cd_up == cd_down:
             raise ValueError(f"WishboneCDC: both sides are in clock domain {cd_up!r}; connect the buses directly")
         aw, dw = len(up.adr), len(up.dat_w)
@@ -115,7 +121,8 @@ class WishboneCDC(LiteXModule):
             access.eq(up.cyc & up.stb),
             rd.eq(access & ~up.we),
             wr.eq(access & up.we),
-            match.eq((n_out != 0) & ~stale & (head == up.adr)),
+            # (without read-ahead, the one read in flight is the master's beat)
+            match.eq((n_out != 0) & ~stale & ((head == up.adr) if bursts else 1)),
             hit.eq(rd & match & rsp.source.valid),
             drop.eq(stale & rsp.source.valid),
             rsp.source.ready.eq(hit | drop),
@@ -127,7 +134,7 @@ class WishboneCDC(LiteXModule):
             first.eq(rd & ~stale & (n_out == 0)),
             # a beat of an incrementing burst whose word is in flight: read ahead
             more.eq(rd & match & (up.cti == CTI_INCR) & (n_out < read_ahead)
-                    & (ahead[blk:] == up.adr[blk:])),
+                    & (ahead[blk:] == up.adr[blk:])) if bursts else more.eq(0),
             req.sink.valid.eq(wr | first | more),
             req.sink.adr.eq(Mux(more, ahead, up.adr)),
             req.sink.we.eq(wr),
@@ -142,20 +149,26 @@ class WishboneCDC(LiteXModule):
             If(push & first, head.eq(up.adr), ahead.eq(up.adr + 1)),
             If(push & more, ahead.eq(ahead + 1)),
             If(hit, head.eq(head + 1)),
-            # a read elsewhere, or a write into the words read ahead: discard them
-            If(rd & (n_out != 0) & ~stale & (head != up.adr), stale.eq(1)),
-            If(wr & push & (n_out != 0) & in_ahead, stale.eq(1)),
             If(drop & (n_out == 1), stale.eq(0)),
             If(push & wr, self.wr_issued.eq(self.wr_issued + 1)),
         ]
+        if bursts:
+            # a read elsewhere, or a write into the words read ahead: discard them
+            sync_up += [
+                If(rd & (n_out != 0) & ~stale & (head != up.adr), stale.eq(1)),
+                If(wr & push & (n_out != 0) & ~stale & in_ahead, stale.eq(1)),
+            ]
 
         # -- down side (cd_down) ---------------------------------------------
+        # The beats taken from the FIFO wait in three registers, e[0] the one
+        # offered.  The FIFO is read when e[2] is free, a registered
+        # condition: the slave's acknowledge (through the SoC's crossbar)
+        # moves the registers only, never the FIFO's pointers.
         sync_down = getattr(self.sync, cd_down)
         src = req.source
-        cur_valid = Signal()
-        cur = Record(req_layout)
-        nxt_valid = Signal()
-        nxt = Record(req_layout)
+        e = [Record(req_layout) for _ in range(3)]
+        v = [Signal() for _ in range(3)]
+        cur = e[0]
         pending = Signal()       # the current beat is offered and not yet acknowledged
         cti_r = Signal(3)
         blen = Signal(max=max_burst)     # beats of the current burst acknowledged
@@ -164,15 +177,15 @@ class WishboneCDC(LiteXModule):
         hold = Signal()
         offer = Signal()
         done = Signal()
-        take = Signal()
+        take_src = Signal()
         consec = Signal()
         self.comb += [
-            consec.eq(nxt_valid & (nxt.we == cur.we) & (nxt.adr == cur.adr + 1) & (blen != max_burst - 1)),
+            consec.eq(v[1] & (e[1].we == cur.we) & (e[1].adr == cur.adr + 1) & (blen != max_burst - 1)),
             cti.eq(Mux(pending, cti_r, Mux(consec, CTI_INCR, Mux(blen != 0, CTI_END, CTI_CLASSIC)))),
-            # A first beat while the next one lands in nxt: offer it the
+            # A first beat while the next one is arriving: offer it the
             # clock after, when its cti (a burst or not) is known.
-            hold.eq(~pending & (blen == 0) & ~nxt_valid & src.valid),
-            offer.eq(cur_valid & ~gap & ~hold),
+            hold.eq(~pending & (blen == 0) & ~v[1] & src.valid),
+            offer.eq(v[0] & ~gap & ~hold),
             down.cyc.eq(offer),
             down.stb.eq(offer),
             down.adr.eq(cur.adr),
@@ -182,25 +195,33 @@ class WishboneCDC(LiteXModule):
             down.cti.eq(cti),
             down.bte.eq(0),
             done.eq(offer & (down.ack | down.err)),
-            take.eq(~cur_valid | done),
-            src.ready.eq(take | ~nxt_valid),
+            take_src.eq(src.valid & ~v[2]),
+            src.ready.eq(take_src),
             rsp.sink.valid.eq(done & ~cur.we),
             rsp.sink.dat_r.eq(down.dat_r),
             rsp.sink.err.eq(down.err),
-            self.down_idle.eq(~cur_valid & ~nxt_valid & ~src.valid),
+            self.down_idle.eq(~v[0] & ~src.valid),
         ]
         fields = [name for name, _ in req_layout]
+
+        def load(dst, src_rec):
+            return [getattr(dst, f).eq(getattr(src_rec, f)) for f in fields]
+        # Slot k keeps its beat, takes the one above (done), or takes the
+        # FIFO's when it is the first free slot.
+        for k in range(3):
+            above = e[k + 1] if k < 2 else None
+            v_above = v[k + 1] if k < 2 else 0
+            v_below = v[k - 1] if k > 0 else 1
+            shifted = If(v_above, *load(e[k], above)).Else(*load(e[k], src)) if above is not None \
+                else load(e[k], src)
+            sync_down += If(done,
+                shifted,
+                v[k].eq(v_above | (v[k] & take_src)),
+            ).Else(
+                If(~v[k], *load(e[k], src)),
+                v[k].eq(v[k] | (v_below & take_src)),
+            )
         sync_down += [
-            If(take,
-                If(nxt_valid,
-                    cur_valid.eq(1), *[getattr(cur, f).eq(getattr(nxt, f)) for f in fields],
-                    nxt_valid.eq(src.valid), *[getattr(nxt, f).eq(getattr(src, f)) for f in fields],
-                ).Else(
-                    cur_valid.eq(src.valid), *[getattr(cur, f).eq(getattr(src, f)) for f in fields],
-                )
-            ).Elif(~nxt_valid,
-                nxt_valid.eq(src.valid), *[getattr(nxt, f).eq(getattr(src, f)) for f in fields],
-            ),
             If(offer & ~done, pending.eq(1), cti_r.eq(cti)).Else(pending.eq(0)),
             If(done, If(cti == CTI_INCR, blen.eq(blen + 1)).Else(blen.eq(0))),
             gap.eq(done & (cti != CTI_INCR)),

@@ -142,7 +142,8 @@ class AcceleratorDomain(LiteXModule):
         self.sys_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
         self.accel_side = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
         self.arbiter = wishbone.Arbiter([up for _, up, *_ in self._slaves], self.sys_side)
-        self.slaves_cdc = cdc = WishboneCDC(self.sys_side, self.accel_side, cd_up="sys", cd_down=domain)
+        self.slaves_cdc = cdc = WishboneCDC(self.sys_side, self.accel_side, cd_up="sys", cd_down=domain,
+                                            bursts=False)
         self.cdcs["slaves"] = cdc
         self._cores = cores
 

@@ -147,10 +147,12 @@ def _watch(dut, flags, log):
         yield
 
 
-@pytest.mark.parametrize("periods", RATIOS, ids=lambda p: f"up{p[0]}-down{p[1]}")
-def test_random_traffic(periods):
+@pytest.mark.parametrize("periods,bursts", [(r, True) for r in RATIOS] + [((14, 20), False)],
+                         ids=lambda p: f"up{p[0]}-down{p[1]}" if isinstance(p, tuple) else
+                         ("read-ahead" if p else "no-read-ahead"))
+def test_random_traffic(periods, bursts):
     rng = random.Random(periods[0] * 100 + periods[1])
-    dut = _DUT(block_words=WORDS)      # (reads ahead stop at the top word)
+    dut = _DUT(block_words=WORDS, bursts=bursts)      # (reads ahead stop at the top word)
     ref, mem, reads, log, flags, fence = {}, {}, [], [], [], []
     txs = _transactions(rng, BURSTS)
     def gen():
@@ -175,6 +177,8 @@ def test_random_traffic(periods):
     # master asked for only where it read ahead
     assert any(cti == CTI_INCR for _, _, cti in log)
     assert sum(1 for _, we, _ in log if not we) >= n_reads
+    if not bursts:
+        assert sum(1 for _, we, _ in log if not we) == n_reads, "read ahead with bursts=False"
 
 
 def _burst_clocks(periods, beats, cti_incr, read_ahead=16):
