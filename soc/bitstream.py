@@ -408,6 +408,8 @@ def config_table_markdown():
         ("PCORE private words / shared words",
          lambda t, c: f"{c.pcore_private_words} / {c.pcore_shared_words}" if c.accelerator else "-"),
         ("LiteDRAM L2 cache", lambda t, c: l2(t)),
+        ("accelerator clock", lambda t, c: (f"{c.accel_clk_freq / 1e6:g} MHz (`accel`)" if c.accel_clk_freq
+                                            else "`sys`") if c.accelerator else "-"),
         ("sys clock (CPU, bus, SDRAM; the accelerator where it is in `sys`)", lambda t, c: f"{c.sys_clk_freq / 1e6:g} MHz"
          + (" (simulated)" if t is None else "")),
         ("host SCLK (max: the PHY's 50 MHz, at most 1.5 x sys for QPI)",
