@@ -67,8 +67,9 @@ CTI_END = 0b111
 
 
 class WishboneCDC(LiteXModule):
-    # Enough for every write in flight: the request FIFO and the two beats
-    # the down side holds (a fence compares counts modulo 2**6).
+    # Enough for every write in flight: the request FIFO and the three beats
+    # the down side holds (a fence compares counts modulo 2**6, so fewer
+    # than 32 may be in flight).
     WR_COUNT_BITS = 6
 
     def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=64, block_words=256,
@@ -79,8 +80,8 @@ class WishboneCDC(LiteXModule):
         if (len(down.adr), len(down.dat_w)) != (aw, dw):
             raise ValueError(f"WishboneCDC: the buses differ (address {aw} / {len(down.adr)} bits, "
                              f"data {dw} / {len(down.dat_w)} bits); convert one first")
-        if depth + 2 >= 1 << (self.WR_COUNT_BITS - 1):
-            raise ValueError(f"WishboneCDC: depth={depth}: at most {(1 << (self.WR_COUNT_BITS - 1)) - 3}")
+        if depth + 3 >= 1 << (self.WR_COUNT_BITS - 1):
+            raise ValueError(f"WishboneCDC: depth={depth}: at most {(1 << (self.WR_COUNT_BITS - 1)) - 4}")
         for name, n in (("read_ahead", read_ahead), ("depth", depth), ("block_words", block_words)):
             if n < 4 or n & (n - 1):
                 raise ValueError(f"WishboneCDC: {name}={n} must be a power of two, 4 or more")

@@ -15,8 +15,8 @@ builds the TensorEngine, its instruction fetch and the PCORE array inside an
   behind a Wishbone-to-CSR bridge, in the bus region ``accel_csr``;
 * that bridge and each bus slave (the PCORE instruction memory) are reached
   from the SoC bus through one crossing sys -> accel (an arbiter in front, an
-  address decoder behind).  Their banks are registered as CSR regions of the SoC
-  at their addresses there, so the firmware's generated csr.h reaches them
+  address decoder behind).  The accel banks are registered as CSR regions of
+  the SoC at their addresses in ``accel_csr``, so the firmware's generated csr.h reaches them
   with the same accessors as in ``sys`` (``tensor_engine_queue_write()``...).
   Every access goes through the one FIFO in program order, so a status read
   after a write sees it, and a START after an instruction-memory write finds
@@ -33,7 +33,7 @@ and ``accel_master1`` (the fetch), slave regions ``pcore`` and
 from migen import ClockDomainsRenamer
 
 from litex.gen import LiteXModule
-from litex.soc.integration.soc import SoCCSRRegion, SoCRegion
+from litex.soc.integration.soc import SoCCSRRegion
 from litex.soc.interconnect import csr_bus, wishbone
 
 from tensorsoc.cores.wishbone_cdc import WishboneCDC
