@@ -85,10 +85,14 @@ def _master(up, txs, ref, rng, reads, stats=None, gaps=(0, 0, 0, 1, 3)):
             yield up.cti.eq(cti)
             yield
             clocks += 1
+            waited = 0
             while not (yield up.ack):
                 assert not (yield up.err), f"bus error at word {a}"
+                # a crossing that loses a beat fails here instead of hanging
+                assert waited < 2000, f"no acknowledge for word {a} after {waited} clocks"
                 yield
                 clocks += 1
+                waited += 1
             if we:
                 mask = sum(0xff << (8 * b) for b in range(4) if sel >> b & 1)
                 ref[a] = (ref.get(a, 0) & ~mask) | (data & mask)
@@ -157,9 +161,11 @@ def test_random_traffic(periods, bursts):
     txs = _transactions(rng, BURSTS)
     def gen():
         yield from _master(dut.up, txs, ref, rng, reads)
-        quiet = 0
+        quiet = waited = 0
         while quiet < 20:              # the posted writes drain
             quiet = quiet + 1 if (yield dut.cdc.down_idle) else 0
+            assert waited < 5000, "the posted writes never drained"
+            waited += 1
             yield
         fence.extend([(yield dut.cdc.wr_issued), (yield dut.cdc.wr_landed)])
 
