@@ -36,12 +36,14 @@ TARGET = BoardTarget(
         # The accelerator runs in its own clock domain (soc/accel_domain.py):
         # in sys, 1 x 8 x 4 reached 31.6 MHz (the TensorEngine's element path
         # and decoder), which held the CPU, the bus and the SDRAM at 20 MHz.
-        # With sys 50 / accel 28 MHz the build reached sys 44.2 MHz (LiteDRAM's
-        # L2 tag compare through the crossbar) and accel 30.1 MHz: so sys 40
-        # and accel 27 MHz, about 10% margin on each (docs/fpga.md, "Measured
-        # builds").  The host may clock SCLK at the full 50 MHz.
-        sys_clk_freq=40_000_000,
-        accel_clk_freq=27_000_000,
+        # sys 50 / accel 28 MHz reached sys 44.2 / accel 30.1 MHz; sys 40 /
+        # accel 27 reached 38.8 / 28.0 (the sys path: LiteDRAM's port through
+        # the crossbar into the crossing, mostly routing).  So sys 32 and
+        # accel 25 MHz (one 800 MHz VCO), about 20% and 12% margin
+        # (docs/fpga.md, "Measured builds").  SCLK may run at the full 50 MHz
+        # (1.5 x 32 = 48 MHz in QPI: board.host_sclk_max).
+        sys_clk_freq=32_000_000,
+        accel_clk_freq=25_000_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
