@@ -40,8 +40,8 @@ TARGET = BoardTarget(
         # accel 27 reached 38.8 / 28.0 (the sys path: LiteDRAM's port through
         # the crossbar into the crossing, mostly routing).  So sys 32 and
         # accel 25 MHz (one 800 MHz VCO), about 20% and 12% margin
-        # (docs/fpga.md, "Measured builds").  SCLK may run at the full 50 MHz
-        # (1.5 x 32 = 48 MHz in QPI: board.host_sclk_max).
+        # (docs/fpga.md, "Measured builds").  The host may clock SCLK at up to
+        # 48 MHz (1.5 x sys for QPI: board.host_sclk_max).
         sys_clk_freq=32_000_000,
         accel_clk_freq=25_000_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
