@@ -48,14 +48,14 @@ def _wishbone_like(bus):
 
 class AcceleratorCores(LiteXModule):
     """Collects the accelerator's cores in place of the SoC (``add_core``,
-    ``comb``, ``mem_map``, ``tsoc_config``); its CSRs are its own, not the
-    SoC's (``get_csrs`` and the rest return nothing to the SoC's scan)."""
+    ``comb``, ``mem_map``, ``tsoc_config``).  Its CSRs go to the accel
+    domain's bank array (``AcceleratorDomain``, which hides them from the
+    SoC's scan)."""
 
     def __init__(self, soc):
         self.mem_map = soc.mem_map
         self.tsoc_config = soc.tsoc_config
         self._platform = soc.platform
-        self._names = []
         self._slaves = []       # (region name, bus, origin, size, mode)
         self._masters = []      # (name, bus)
 
@@ -63,22 +63,11 @@ class AcceleratorCores(LiteXModule):
         if irq:
             raise ValueError(f"core {name}: interrupts from the accel clock domain are not crossed")
         setattr(self, name, module)      # (a LiteXModule attribute: a submodule)
-        self._names.append(name)
         self._slaves += list(slaves)
         self._masters += [(f"{name}_master{i}", bus) for i, bus in enumerate(masters)]
         for src in sources:
             self._platform.add_source(str(src))
         return module
-
-    # Hidden from the SoC's CSR scan: the CSRs live in the accel domain's bank.
-    def get_csrs(self, sort=False):
-        return []
-
-    def get_memories(self):
-        return []
-
-    def get_constants(self, sort=False):
-        return []
 
 
 class AcceleratorDomain(LiteXModule):
@@ -92,7 +81,6 @@ class AcceleratorDomain(LiteXModule):
     def __init__(self, soc, cores, domain="accel"):
         self.cdcs = {}
         self.cores = ClockDomainsRenamer(domain)(cores)
-        self._domain = domain
 
         # Bus masters: accel -> sys.
         self._masters = []
@@ -147,7 +135,8 @@ class AcceleratorDomain(LiteXModule):
         self.cdcs["slaves"] = cdc
         self._cores = cores
 
-    # Hidden from the SoC's CSR scan: the CSRs live in the accel domain's bank.
+    # Hidden from the SoC's CSR scan (which reaches the cores only through
+    # this module): the CSRs live in the accel domain's bank.
     def get_csrs(self, sort=False):
         return []
 

@@ -27,6 +27,14 @@ def test_the_simulation_soc_adds_every_core_through_add_core(tmp_path, monkeypat
     soc = make_sim_soc(DEFAULT.with_overrides(accel_clk_freq=73_000_000), gateware_dir=tmp_path)
     assert added == ["sim_ctrl", "sim_host", "host_port", "accel"]
     assert {"pcore", "accel_csr"} <= set(soc.bus.regions)
+    # ... and its CSR banks stay in the accel domain's region after LiteX's
+    # finalize (the SoC's own bank array does not take them too).
+    soc.finalize()
+    region = soc.bus.regions["accel_csr"]
+    for bank in ("pcore", "tensor_engine", "tensor_engine_fetch"):
+        assert region.origin <= soc.csr.regions[bank].origin < region.origin + region.size, bank
+    assert set(soc.csr.regions) == {"ctrl", "host_port", "identifier_mem", "sim_ctrl", "timer0", "uart",
+                                    "pcore", "tensor_engine", "tensor_engine_fetch"}
 
 
 def test_no_other_way_to_add_a_core():
