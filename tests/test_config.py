@@ -28,6 +28,7 @@ def test_default_is_valid_and_exported_to_c():
     ("sys_clk_freq", 0, "positive"),
     ("pcore_imem_words", 1000, "power of 2 from 16 to 4096"),
     ("pcore_imem_words", 8192, "power of 2 from 16 to 4096"),
+    ("accel_clk_freq", -1, "must be 0 .the accelerator in sys. or the accelerator's clock in Hz"),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):
