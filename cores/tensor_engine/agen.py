@@ -63,7 +63,14 @@ class SideRegs:
 
 
 class AddressGenerator(Module):
-    def __init__(self, side):
+    """``cap_of``: a function of an address expression returning a module
+    whose ``cap`` is the elements the memory word at that address still
+    holds (``vector.Geometry``).  With it the generator keeps ``cap`` as a
+    register that follows ``addr`` (computed from the candidates of the
+    next address, one per level, in parallel), so chunk mode's carry
+    decision starts from flip-flops; without it ``cap`` is an input."""
+
+    def __init__(self, side, cap_of=None):
         self.load = Signal()       # in: start a new walk (side registers stable)
         self.valid = Signal()      # out: an element is presented
         self.ready = Signal()      # in: the element is consumed, advance
@@ -72,10 +79,12 @@ class AddressGenerator(Module):
         self.first = Signal()
         self.last = Signal()
         self.chunk = Signal()      # in: chunk mode
-        self.cap = Signal(8)       # in (chunk mode): elements left in the memory word at addr
+        self.cap = Signal(8)       # chunk mode: elements left in the memory word at addr (an input without cap_of)
         self.esh = Signal()        # in (chunk mode): log2 of the address units of an element
         self.n = Signal(32)        # out: elements of this advance (1 outside chunk mode)
         self.row_end = Signal()    # out: this advance finishes slot 0
+
+        self.cap_is_output = cap_of is not None
 
         # # #
 
@@ -142,6 +151,22 @@ class AddressGenerator(Module):
         ]
 
         advance = running & self.ready
+        if cap_of is not None:
+            # cap follows sa[0]: the same enables, the value computed from
+            # each candidate of sa[0]'s next value (nsa[l] for the slot
+            # that increments, the base at load).
+            cap_r = Signal(8)
+            ncap = []
+            for a in [side.base] + nsa:
+                geo = cap_of(a)
+                self.submodules += geo
+                ncap.append(geo.cap)
+            carry_cap = Signal(8)
+            self.comb += [If(sel[l], carry_cap.eq(ncap[1 + l])) for l in range(n)]
+            self.comb += self.cap.eq(cap_r)
+            self.sync += If(self.load, cap_r.eq(ncap[0])
+                         ).Elif(advance & sel[0], cap_r.eq(ncap[1])
+                         ).Elif(advance & below[0], cap_r.eq(carry_cap))
         self.sync += If(self.load, running.eq(1)).Elif(advance & self.last, running.eq(0))
         for l in range(n):
             self.sync += [

@@ -68,6 +68,11 @@ def reduce_and(xs):
     return out
 
 
+def ring_lanes(vw):
+    """Elements the element ring takes per clock: L = max(VW, 4)."""
+    return max(vw, 4)
+
+
 class Geometry(Module):
     """Where the element at ``addr`` of side ``sd`` sits: memory word, lane
     offset in it, and how many elements of the word remain (``cap``, at
@@ -169,7 +174,7 @@ class VectorPath(Module):
     def __init__(self, config, src, dst, sg, dg, s_skip, d_skip, s_next_in, d_next_in, pad,
                  scratch, te, d_bcast=None, rsp_depth=4, max_burst=64):
         vw = config.vw
-        self.lanes = L = max(vw, 4)
+        self.lanes = L = ring_lanes(vw)
         D = 2 * L                                  # element ring
         sb = scratch.word_bytes
         emax = max(sb, vw)                         # lanes of the widest memory word
@@ -205,7 +210,9 @@ class VectorPath(Module):
         sgeo = Geometry(src, sg.addr, vw, sb, L)
         dgeo = Geometry(dst, dg.addr, vw, sb, L)
         self.submodules += sgeo, dgeo
-        self.comb += [sg.cap.eq(sgeo.cap), sg.esh.eq(sgeo.esh), dg.cap.eq(dgeo.cap), dg.esh.eq(dgeo.esh)]
+        self.comb += [sg.esh.eq(sgeo.esh), dg.esh.eq(dgeo.esh)]
+        # the generators keep cap as a register when built with cap_of (engine.py)
+        self.comb += [g.cap.eq(geo.cap) for g, geo in ((sg, sgeo), (dg, dgeo)) if not g.cap_is_output]
         s_ddr, s_scr = src.space == SPACE["DDR"], src.space == SPACE["SCRATCH"]
         d_ddr, d_scr = dst.space == SPACE["DDR"], dst.space == SPACE["SCRATCH"]
         s_pc, d_pc = ~s_ddr & ~s_scr, ~d_ddr & ~d_scr
