@@ -120,13 +120,21 @@ class AddressGenerator(Module):
             self.row_end.eq(at_end[0]),
         ]
 
+        # Which slot increments: slots 1.. end from registers (one[]), slot 0
+        # in chunk mode from `fits`, the latest input.  hi_end[l]: every
+        # slot 1 .. l-1 at its end, from registers alone (kept as a net so
+        # the LUT mapping puts at_end[0] one LUT before sel and below).
+        hi_end = [Signal(attr={"keep"}, name=f"hi_end{l}") for l in range(n + 1)]
+        self.comb += [hi_end[l].eq(reduce(and_, [one[k] for k in range(1, l)], 1)) for l in range(n + 1)]
         for l in range(n):
             end = Mux(self.chunk, fits, one[0]) if l == 0 else one[l]
             incr = Mux(self.chunk, self.n << self.esh, side.step[0]) if l == 0 else side.step[l]
             self.comb += [
                 at_end[l].eq(end),
-                sel[l].eq(~at_end[l] & reduce(and_, [at_end[k] for k in range(l)], 1)),
-                below[l].eq(reduce(or_, [sel[j] for j in range(l + 1, n)], 0)),
+                # ~at_end[l] & every slot below at its end
+                sel[l].eq(~at_end[0] if l == 0 else at_end[0] & hi_end[l] & ~one[l]),
+                # some slot above l increments: slots 0 .. l at their ends, not all slots
+                below[l].eq(at_end[0] & hi_end[l + 1] & ~hi_end[n]),
                 nsa[l].eq(sa[l] + incr),
                 ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0)),
                 If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])),
@@ -156,11 +164,21 @@ class AddressGenerator(Module):
             # each candidate of sa[0]'s next value (nsa[l] for the slot
             # that increments, the base at load).
             cap_r = Signal(8)
+            # Slot 0 increments in chunk mode only when the row goes on past
+            # this word (not fits), i.e. by cap elements: its candidate is
+            # computed from cap_r, not from n, so fits is not on this path.
+            # (In element mode cap is not used.)
+            nsa0 = Signal(32)
+            self.comb += nsa0.eq(sa[0] + Mux(self.chunk, cap_r << self.esh, side.step[0]))
             ncap = []
-            for a in [side.base] + nsa:
+            for k, a in enumerate([side.base, nsa0] + nsa[1:]):
                 geo = cap_of(a)
                 self.submodules += geo
-                ncap.append(geo.cap)
+                # kept: one cap computation per candidate in parallel, not
+                # one behind the select (yosys would share them otherwise)
+                c = Signal(8, attr={"keep"}, name=f"ncap{k}")
+                self.comb += c.eq(geo.cap)
+                ncap.append(c)
             carry_cap = Signal(8)
             self.comb += [If(sel[l], carry_cap.eq(ncap[1 + l])) for l in range(n)]
             self.comb += self.cap.eq(cap_r)
