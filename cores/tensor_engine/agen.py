@@ -83,6 +83,8 @@ class AddressGenerator(Module):
         self.esh = Signal()        # in (chunk mode): log2 of the address units of an element
         self.n = Signal(32)        # out: elements of this advance (1 outside chunk mode)
         self.row_end = Signal()    # out: this advance finishes slot 0
+        self.fits = Signal()       # out (chunk mode): the rest of the row lies in the current word (n = rest)
+        self.rest = Signal(32)     # out: iterations of slot 0 still to go (the current one included)
 
         self.cap_is_output = cap_of is not None
 
@@ -113,8 +115,9 @@ class AddressGenerator(Module):
         carry_go = Signal((IDX_BITS, True))
         running = Signal()
         capw = len(self.cap)
-        fits = Signal()    # chunk mode: the rest of the row lies in the current word
+        fits = self.fits
         self.comb += [
+            self.rest.eq(left[0]),
             fits.eq((left[0][capw:] == 0) & (left[0][:capw] <= self.cap)),
             self.n.eq(Mux(self.chunk, Mux(fits, left[0], self.cap), 1)),
             self.row_end.eq(at_end[0]),

@@ -341,10 +341,21 @@ class VectorPath(Module):
             ).Elif(d_byte, wdata.eq(half_data), wmask.eq(half_mask)
             ).Else(wdata.eq(half_data), wmask.eq(Cat(*lane_on[:vw]))),
         ]
+        # The ring holds the chunk (count >= n): both compares from
+        # registers, then chosen by fits, rather than one behind n's select
+        # (kept, or yosys shares them again).
+        have_cap = Signal(attr={"keep"})
+        have_rest = Signal(attr={"keep"})
+        have = Signal()
+        self.comb += [
+            have_cap.eq(count >= dg.cap),
+            have_rest.eq(count >= dg.rest[:8]),     # fits: rest <= cap < 256
+            have.eq(Mux(dg.fits, have_rest, have_cap)),
+        ]
         wq = _Packed(word=32, cont=1, mask=len(wmask), data=len(wdata), pcores=config.np)
         self.submodules.wfq = wfq = SyncFIFO(wq.width, 4)
         self.comb += [
-            pop.eq(self.active & dg.valid & (count >= dg.n[:8]) & (d_skip | wfq.writable)),
+            pop.eq(self.active & dg.valid & have & (d_skip | wfq.writable)),
             self.dst_ready.eq(pop),
             n_pop.eq(Mux(pop, dg.n[:8], 0)),
             wfq.we.eq(pop & ~d_skip),
