@@ -248,14 +248,21 @@ class TensorEngineCore(Module):
                         sd.bound[s].eq(0), sd.chk[s].eq(0), sd.ovl[s].eq(0)]
             return out
 
+        # The element count of each side (the product of its level counts,
+        # broadcast levels of the source left out) is multiplied one clock
+        # after the count word is taken, from registers (mul_*): the queue's
+        # read, the field and a 64 x 32 multiply in one clock were the
+        # engine's critical path (38 MHz alone on an ECP5).  The next count
+        # word and CHECK come two clocks after a count word at the earliest
+        # (its step word is between), so they see the product.
+        mul_go = Signal()
+        mul_side = Signal()
+        mul_cnt = Signal(32)
         cur_prod = Signal(64)
-        cur_ovf = Signal()
-        level_count = field(w, isa.LEVEL_FIELDS, "count")
         new_prod = Signal(96)
         self.comb += [
-            cur_prod.eq(Mux(sidesel, prod[1], prod[0])),
-            cur_ovf.eq(Mux(sidesel, ovf[1], ovf[0])),
-            new_prod.eq(cur_prod * level_count),
+            cur_prod.eq(Mux(mul_side, prod[1], prod[0])),
+            new_prod.eq(cur_prod * mul_cnt),
         ]
         chk_mask = Signal(8)
         ovl_mask = Signal(8)
@@ -401,16 +408,20 @@ class TensorEngineCore(Module):
                                        sd.chk[s].eq((chk_mask >> lvl)[0]),
                                        sd.ovl[s].eq((ovl_mask >> lvl)[0])]),
                 If(w == 0, bad_count.eq(1)),
-                If(~lvl_bc,
-                    If(sidesel, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
-                    .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
+                If(~lvl_bc, mul_go.eq(1), mul_side.eq(sidesel), mul_cnt.eq(w)),
             ],
             lf["step"]: on_slot(lambda sd, s: [sd.step[s].eq(w)]),
             lf["start"]: on_slot(lambda sd, s: [sd.start[s].eq(w)]),
             lf["stride"]: on_slot(lambda sd, s: [sd.stride[s].eq(w)]),
             lf["bound"]: on_slot(lambda sd, s: [sd.bound[s].eq(w)]),
         })
-        self.sync += If(fsm.ongoing("LEVEL") & take, level_store)
+        self.sync += [
+            mul_go.eq(0),
+            If(fsm.ongoing("LEVEL") & take, level_store),
+            If(mul_go,
+                If(mul_side, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
+                .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
+        ]
         for k in range(2):
             self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
                             If(lw == lf["count"], d_l0_count[k].eq(w)),
