@@ -65,12 +65,12 @@ class SideRegs:
 class AddressGenerator(Module):
     """``cap_of``: a function of an address expression returning a module
     whose ``cap`` is the elements the memory word at that address still
-    holds (``vector.Geometry``).  With it the generator keeps ``cap`` as a
-    register that follows ``addr`` (computed from the candidates of the
-    next address, one per level, in parallel), so chunk mode's carry
-    decision starts from flip-flops; without it ``cap`` is an input."""
+    holds (``vector.Geometry``).  The generator keeps ``cap`` and ``fits``
+    as registers that follow ``addr`` and slot 0's iterations (computed
+    from the candidates of their next values, one per level, in parallel),
+    so the decision which slot increments is made of flip-flops alone."""
 
-    def __init__(self, side, cap_of=None):
+    def __init__(self, side, cap_of):
         self.load = Signal()       # in: start a new walk (side registers stable)
         self.valid = Signal()      # out: an element is presented
         self.ready = Signal()      # in: the element is consumed, advance
@@ -79,14 +79,12 @@ class AddressGenerator(Module):
         self.first = Signal()
         self.last = Signal()
         self.chunk = Signal()      # in: chunk mode
-        self.cap = Signal(8)       # chunk mode: elements left in the memory word at addr (an input without cap_of)
+        self.cap = Signal(8)       # out (chunk mode): elements left in the memory word at addr
         self.esh = Signal()        # in (chunk mode): log2 of the address units of an element
         self.n = Signal(32)        # out: elements of this advance (1 outside chunk mode)
         self.row_end = Signal()    # out: this advance finishes slot 0
         self.fits = Signal()       # out (chunk mode): the rest of the row lies in the current word (n = rest)
         self.rest = Signal(32)     # out: iterations of slot 0 still to go (the current one included)
-
-        self.cap_is_output = cap_of is not None
 
         # # #
 
@@ -116,18 +114,20 @@ class AddressGenerator(Module):
         running = Signal()
         capw = len(self.cap)
         fits = self.fits
+        cap_r = Signal(8)
+        fits_r = Signal()
         self.comb += [
             self.rest.eq(left[0]),
-            fits.eq((left[0][capw:] == 0) & (left[0][:capw] <= self.cap)),
+            self.cap.eq(cap_r),
+            fits.eq(fits_r),
             self.n.eq(Mux(self.chunk, Mux(fits, left[0], self.cap), 1)),
             self.row_end.eq(at_end[0]),
         ]
 
-        # Which slot increments: slots 1.. end from registers (one[]), slot 0
-        # in chunk mode from `fits`, the latest input.  hi_end[l]: every
-        # slot 1 .. l-1 at its end, from registers alone (kept as a net so
-        # the LUT mapping puts at_end[0] one LUT before sel and below).
-        hi_end = [Signal(attr={"keep"}, name=f"hi_end{l}") for l in range(n + 1)]
+        # Which slot increments: every input is a register (one[], and fits
+        # in chunk mode).  hi_end[l]: every slot 1 .. l-1 at its end.  (Not
+        # kept nets: kept, yosys chains them one LUT per level.)
+        hi_end = [Signal(name=f"hi_end{l}") for l in range(n + 1)]
         self.comb += [hi_end[l].eq(reduce(and_, [one[k] for k in range(1, l)], 1)) for l in range(n + 1)]
         for l in range(n):
             end = Mux(self.chunk, fits, one[0]) if l == 0 else one[l]
@@ -162,32 +162,37 @@ class AddressGenerator(Module):
         ]
 
         advance = running & self.ready
-        if cap_of is not None:
-            # cap follows sa[0]: the same enables, the value computed from
-            # each candidate of sa[0]'s next value (nsa[l] for the slot
-            # that increments, the base at load).
-            cap_r = Signal(8)
-            # Slot 0 increments in chunk mode only when the row goes on past
-            # this word (not fits), i.e. by cap elements: its candidate is
-            # computed from cap_r, not from n, so fits is not on this path.
-            # (In element mode cap is not used.)
-            nsa0 = Signal(32)
-            self.comb += nsa0.eq(sa[0] + Mux(self.chunk, cap_r << self.esh, side.step[0]))
-            ncap = []
-            for k, a in enumerate([side.base, nsa0] + nsa[1:]):
-                geo = cap_of(a)
-                self.submodules += geo
-                # kept: one cap computation per candidate in parallel, not
-                # one behind the select (yosys would share them otherwise)
-                c = Signal(8, attr={"keep"}, name=f"ncap{k}")
-                self.comb += c.eq(geo.cap)
-                ncap.append(c)
-            carry_cap = Signal(8)
-            self.comb += [If(sel[l], carry_cap.eq(ncap[1 + l])) for l in range(n)]
-            self.comb += self.cap.eq(cap_r)
-            self.sync += If(self.load, cap_r.eq(ncap[0])
-                         ).Elif(advance & sel[0], cap_r.eq(ncap[1])
-                         ).Elif(advance & below[0], cap_r.eq(carry_cap))
+        # cap follows sa[0] (the same enables): the cap of each candidate of
+        # sa[0]'s next value, the base at load, slot 0's next address, each
+        # level's nsa, computed in parallel and selected as the address is.
+        # In chunk mode slot 0 increments only when the row goes on past this
+        # word (not fits), i.e. by cap elements, so its candidate comes from
+        # cap_r, not from n.  (In element mode cap and fits are not used.)
+        nsa0 = Signal(32)
+        self.comb += nsa0.eq(sa[0] + Mux(self.chunk, cap_r << self.esh, side.step[0]))
+        ncap = []
+        for k, a in enumerate([side.base, nsa0] + nsa[1:]):
+            geo = cap_of(a)
+            self.submodules += geo
+            # kept: one cap computation per candidate in parallel, not
+            # one behind the select (yosys would share them otherwise)
+            c = Signal(8, attr={"keep"}, name=f"ncap{k}")
+            self.comb += c.eq(geo.cap)
+            ncap.append(c)
+        carry_cap = Signal(8)
+        self.comb += [If(sel[l], carry_cap.eq(ncap[1 + l])) for l in range(n)]
+        # fits follows left[0] and cap: at load and when slot 0 rewinds,
+        # slot 0's count against the new cap; when slot 0 increments in
+        # chunk mode, what is left after cap elements against the next cap.
+        def fits_of(rest, cap):
+            return (rest[capw:] == 0) & (rest[:capw] <= cap)
+        rest_chunk = Signal(32)
+        self.comb += rest_chunk.eq(left[0] - cap_r)
+        self.sync += [
+            If(self.load, cap_r.eq(ncap[0]), fits_r.eq(fits_of(side.count[0], ncap[0]))
+            ).Elif(advance & sel[0], cap_r.eq(ncap[1]), fits_r.eq(fits_of(rest_chunk, ncap[1]))
+            ).Elif(advance & below[0], cap_r.eq(carry_cap), fits_r.eq(fits_of(side.count[0], carry_cap))),
+        ]
         self.sync += If(self.load, running.eq(1)).Elif(advance & self.last, running.eq(0))
         for l in range(n):
             self.sync += [

@@ -210,9 +210,8 @@ class VectorPath(Module):
         sgeo = Geometry(src, sg.addr, vw, sb, L)
         dgeo = Geometry(dst, dg.addr, vw, sb, L)
         self.submodules += sgeo, dgeo
+        # (the generators keep cap as a register: agen.py, cap_of)
         self.comb += [sg.esh.eq(sgeo.esh), dg.esh.eq(dgeo.esh)]
-        # the generators keep cap as a register when built with cap_of (engine.py)
-        self.comb += [g.cap.eq(geo.cap) for g, geo in ((sg, sgeo), (dg, dgeo)) if not g.cap_is_output]
         s_ddr, s_scr = src.space == SPACE["DDR"], src.space == SPACE["SCRATCH"]
         d_ddr, d_scr = dst.space == SPACE["DDR"], dst.space == SPACE["SCRATCH"]
         s_pc, d_pc = ~s_ddr & ~s_scr, ~d_ddr & ~d_scr
