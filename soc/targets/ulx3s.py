@@ -38,12 +38,15 @@ TARGET = BoardTarget(
         # and decoder), which held the CPU, the bus and the SDRAM at 20 MHz.
         # sys 50 / accel 28 MHz reached sys 44.2 / accel 30.1 MHz; sys 40 /
         # accel 27 reached 38.8 / 28.0 (the sys path: LiteDRAM's port through
-        # the crossbar into the crossing, mostly routing).  So sys 32 and
-        # accel 25 MHz (one 800 MHz VCO), about 20% and 12% margin
-        # (docs/fpga.md, "Measured builds").  The host may clock SCLK at up to
-        # 48 MHz (1.5 x sys for QPI: board.host_sclk_max).
+        # the crossbar into the crossing, mostly routing); sys 32 / accel 25
+        # reached 39.9 / 30.2.  With the address generator's cap registered and
+        # the decoder's count product a clock later, sys 32 / accel 40 reached
+        # 41.2 / 38.5 MHz (seed 2).  So sys 32 and accel 33.3 MHz (one 800 MHz
+        # VCO: 800/25, 800/24), about 20% and 15% margin (docs/fpga.md,
+        # "Measured builds").  The host may clock SCLK at up to 48 MHz (1.5 x
+        # sys for QPI: board.host_sclk_max).
         sys_clk_freq=32_000_000,
-        accel_clk_freq=25_000_000,
+        accel_clk_freq=33_333_333,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
