@@ -428,13 +428,14 @@ def cmd_bitstream(args):
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():
             c = t.config
-            print(f"  {t.name:<14} {t.title}; {describe(t, c)}")
+            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; nextpnr seed {t.seed}")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2
     try:
         target = get(args.board)
-        build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=args.seed)
+        seed = target.seed if args.seed is None else args.seed
+        build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -457,7 +458,8 @@ def register(groups):
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
                    help="override a field of the board's configuration (repeatable), e.g. --set np=4")
     p.add_argument("--build-dir", default=None, help="build folder inside the project (default: build/<board>)")
-    p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    p.add_argument("--seed", type=int, default=None,
+                   help="nextpnr placement seed (default: the target's, --list shows it)")
     p.add_argument("--no-tools", action="store_true",
                    help="stop after writing the Verilog, constraints and build script")
     p.set_defaults(func=cmd_bitstream)
