@@ -54,8 +54,8 @@ TARGET = BoardTarget(
     # pad into its global-clock buffer with this design ("Failed to route
     # arc ... host_spi_cs_n ... G_CLKI_TDCC4"), depending on the placement:
     # seeds 1 and 2 failed; seed 3 met timing in one build directory and
-    # failed in a fresh clone (the netlist's source paths change the
-    # placement).  Re-run with another --seed until CS_N is taken off the
+    # failed in a fresh clone (probably the source paths the netlist
+    # carries change the placement).  Re-run with another --seed until CS_N is taken off the
     # global network (docs/fpga.md, "Measured builds").
     seed=3,
     notes=(
