@@ -127,12 +127,9 @@ def _te_fetch(config, build_dir):
 
 def _te_agen(config, build_dir):
     from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
-    from tensorsoc.cores.tensor_engine.ports import scratch_word_bytes
-    from tensorsoc.cores.tensor_engine.vector import Geometry, ring_lanes
+    from tensorsoc.cores.tensor_engine.vector import cap_of
     side = SideRegs()
-    # as the engine builds it: cap kept as a register (agen.py, cap_of)
-    g = AddressGenerator(side, cap_of=lambda a: Geometry(side, a, config.vw, scratch_word_bytes(config.vw),
-                                                          ring_lanes(config.vw)))
+    g = AddressGenerator(side, cap_of=cap_of(side, config.vw))     # as the engine builds it
     return Elaborated(g, [g, side])
 
 

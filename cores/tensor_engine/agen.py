@@ -113,13 +113,11 @@ class AddressGenerator(Module):
         carry_go = Signal((IDX_BITS, True))
         running = Signal()
         capw = len(self.cap)
-        fits = self.fits
-        cap_r = Signal(8)
-        fits_r = Signal()
+        # cap and fits are registers (set below with the address and left[0])
+        cap_r, fits_r = self.cap, self.fits
+        fits = fits_r
         self.comb += [
             self.rest.eq(left[0]),
-            self.cap.eq(cap_r),
-            fits.eq(fits_r),
             self.n.eq(Mux(self.chunk, Mux(fits, left[0], self.cap), 1)),
             self.row_end.eq(at_end[0]),
         ]

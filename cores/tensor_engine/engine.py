@@ -25,7 +25,7 @@ from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS, IDX_BITS
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
-from tensorsoc.cores.tensor_engine.vector import VectorPath, Geometry, eligible, ring_lanes
+from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
 from tensorsoc.cores.tensor_engine.trace import ActivityTrace
 from tensorsoc.cores.tensor_engine.spu import StreamProcessor
 
@@ -508,11 +508,8 @@ class TensorEngineCore(Module):
         # ------------------------------------------------------------------
         # Each generator keeps chunk mode's cap (the elements left in the
         # memory word at its address) as a register (agen.py: cap_of).
-        lanes = ring_lanes(vw)
-        self.submodules.src_gen = sg = AddressGenerator(
-            src, cap_of=lambda a: Geometry(src, a, vw, scratch.word_bytes, lanes))
-        self.submodules.dst_gen = dg = AddressGenerator(
-            dst, cap_of=lambda a: Geometry(dst, a, vw, scratch.word_bytes, lanes))
+        self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, vw))
+        self.submodules.dst_gen = dg = AddressGenerator(dst, cap_of=cap_of(dst, vw))
         self.comb += [sg.load.eq(xfer_go | src_go), dg.load.eq(xfer_go | dst_go),
                       sg.chunk.eq(vmode), dg.chunk.eq(vmode)]
 

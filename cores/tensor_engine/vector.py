@@ -29,6 +29,7 @@ from migen.genlib.fifo import SyncFIFO
 from litex.soc.interconnect import wishbone
 
 from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.cores.tensor_engine.ports import scratch_word_bytes
 
 SPACE = {name: v[0] for name, v in isa.SPACES.items()}
 DT = {name: v[0] for name, v in isa.DTYPES.items()}
@@ -71,6 +72,12 @@ def reduce_and(xs):
 def ring_lanes(vw):
     """Elements the element ring takes per clock: L = max(VW, 4)."""
     return max(vw, 4)
+
+
+def cap_of(sd, vw):
+    """For ``AddressGenerator(sd, cap_of=...)``: the ``Geometry`` of an
+    address of side ``sd`` in a TensorEngine of VW lanes."""
+    return lambda addr: Geometry(sd, addr, vw, scratch_word_bytes(vw), ring_lanes(vw))
 
 
 class Geometry(Module):

@@ -41,8 +41,8 @@ class BoardTarget:
     # DP16KD each whatever the cache size.  32 bits: 4 block RAMs for 8 KiB.
     l2_cache_min_data_width: int = 32
     cpu_variant: str = "standard"
-    # nextpnr's placement seed for `tsoc bitstream` without --seed: a seed
-    # at which the target is known to place, route and meet timing.
+    # nextpnr's placement seed for `tsoc bitstream` without --seed (the
+    # target's file says why it is not 1).
     seed: int = 1
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 

@@ -55,8 +55,8 @@ TARGET = BoardTarget(
     # arc ... host_spi_cs_n ... G_CLKI_TDCC4"), depending on the placement:
     # seeds 1 and 2 failed; seed 3 met timing in one build directory and
     # failed in a fresh clone (probably the source paths the netlist
-    # carries change the placement).  Re-run with another --seed until CS_N is taken off the
-    # global network (docs/fpga.md, "Measured builds").
+    # carries change the placement).  Re-run with another --seed until CS_N
+    # is taken off the global network (docs/fpga.md, "Measured builds").
     seed=3,
     notes=(
         "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
