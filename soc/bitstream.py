@@ -76,10 +76,11 @@ class Report:
     times_s: dict = field(default_factory=dict)
     bitstream: str = ""
     notes: list = field(default_factory=list)
+    hold_violations: list = field(default_factory=list)   # ["clock 'X'" or "path 'X' -> 'Y'"]
 
     @property
     def timing_met(self):
-        return all(c.met for c in self.fmax)
+        return all(c.met for c in self.fmax) and not self.hold_violations
 
     def failures(self):
         return [c for c in self.fmax if not c.met]
@@ -94,6 +95,7 @@ class Report:
             "utilisation": {RESOURCES.get(k, k): v for k, v in self.utilisation.items()},
             "fmax": [{"domain": c.domain, "net": c.net, "constraint_mhz": c.constraint_mhz,
                       "achieved_mhz": c.achieved_mhz, "met": c.met} for c in self.fmax],
+            "hold_violations": self.hold_violations,
             "timing_met": self.timing_met, "times_s": self.times_s,
             "bitstream": self.bitstream, "notes": self.notes,
         }
@@ -116,6 +118,8 @@ class Report:
         for c in self.fmax:
             lines.append(f"    {c.domain:<14} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
                          f"slack {c.slack_ns:+.2f} ns) {'PASS' if c.met else 'FAIL'}")
+        lines.append(f"  hold        {len(self.hold_violations)} violation(s)"
+                     + "".join(f"\n    {v}" for v in self.hold_violations))
         for note in self.notes:
             lines.append(f"    note: {note}")
         if self.times_s:
@@ -164,6 +168,16 @@ def parse_nextpnr_log(text, domains=()):
         last[net] = ClockResult(domain=domain_of_net(net, domains), net=net,
                                 constraint_mhz=float(constraint), achieved_mhz=float(achieved))
     return [last[k] for k in sorted(last)]
+
+
+_LOG_HOLD = re.compile(r"Hold/min time violation for ((?:clock|path) '[^\n]*'):")
+
+
+def parse_hold_violations(text):
+    """The hold/min-delay violations nextpnr lists in its log (it lists the
+    ten worst, as warnings under --timing-allow-fail), in its order.  Its
+    report JSON does not carry them."""
+    return _LOG_HOLD.findall(text)
 
 
 # Build ------------------------------------------------------------------------
@@ -293,6 +307,7 @@ class BoardBuild(SoCBuild):
         utilisation, fmax = parse_nextpnr_report(json.loads(self.nextpnr_report.read_text()), domains)
         if not fmax:   # older nextpnr: fall back to the log
             fmax = parse_nextpnr_log(self.log_file.read_text(), domains)
+        hold = parse_hold_violations(self.log_file.read_text() if self.log_file.exists() else "")
         notes = []
         seen = {c.domain for c in fmax}
         if self.config.accel_clk_freq and "accel" not in seen:
@@ -306,7 +321,7 @@ class BoardBuild(SoCBuild):
                       config=self.config.as_dict(), clocks_mhz=self.clocks_mhz(),
                       utilisation=utilisation, fmax=fmax, times_s=times,
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
-                      notes=notes)
+                      notes=notes, hold_violations=hold)
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -336,11 +351,15 @@ class BoardBuild(SoCBuild):
         self.write_report(report)
         self.log(report.text().rstrip())
         self.log(f"[fpga] report: {self.report_txt.relative_to(ROOT)}, {self.report_json.relative_to(ROOT)}")
-        if not report.timing_met:
+        if report.failures():
             worst = ", ".join(f"{c.domain} reached {c.achieved_mhz:.2f} MHz < {c.constraint_mhz:.2f} MHz"
                               for c in report.failures())
             raise TimingError(f"timing not met on {self.target.name}: {worst}. Lower the clock "
                               f"(--set sys_clk_freq=...) or the configuration; details in {self.log_file}")
+        if report.hold_violations:
+            raise TimingError(f"hold violations on {self.target.name}: "
+                              f"{'; '.join(report.hold_violations)}. A lower clock does not fix these: "
+                              f"try another --seed; the paths are in {self.log_file}")
         return report
 
 

@@ -260,3 +260,49 @@ def test_timing_failure_fails_the_build(monkeypatch, capsys):
     assert report["timing_met"] is False
     assert report["utilisation"]["DP16KD"]["used"] == 30
     assert "FAIL" in (build_dir / "report.txt").read_text()
+
+
+HOLD_LOG = """
+Info: 2 Hold/min time violations (showing 10 worst paths):
+
+Warning: Hold/min time violation for clock 'posedge $glbnet$sys_clk':
+Info:       type curr  total name
+Info:   clk-to-q  0.52  0.52 Source a_TRELLIS_FF_Q.Q
+
+Warning: Hold/min time violation for path 'posedge host_spi_cs_n$TRELLIS_IO_IN' -> 'posedge $glbnet$sys_clk':
+Info:       type curr  total name
+"""
+
+
+def test_parse_hold_violations():
+    from tensorsoc.soc.bitstream import parse_hold_violations
+    assert parse_hold_violations(NEXTPNR_LOG) == []
+    assert parse_hold_violations(HOLD_LOG) == [
+        "clock 'posedge $glbnet$sys_clk'",
+        "path 'posedge host_spi_cs_n$TRELLIS_IO_IN' -> 'posedge $glbnet$sys_clk'"]
+
+
+def test_hold_violation_fails_the_build(monkeypatch, capsys):
+    """Every Fmax met but nextpnr lists a hold violation: the build fails
+    and the report says which."""
+    from tensorsoc.soc import bitstream
+    from tensorsoc.cli import main
+
+    def fake_tools(self):
+        report = json.loads(json.dumps(NEXTPNR_REPORT))
+        report["fmax"]["$glbnet$accel_clk"]["achieved"] = 80.0
+        self.nextpnr_report.write_text(json.dumps(report))
+        self.log_file.write_text(HOLD_LOG)
+        self.bitstream.write_bytes(b"\xff" * 16)
+        return {"yosys": 1.0, "nextpnr-ecp5": 2.0, "ecppack": 0.1}
+
+    monkeypatch.setattr(bitstream.BoardBuild, "run_tools", fake_tools)
+    build_dir = BUILD / "colorlight_i5-hold"
+    status = main(["bitstream", "--board", "colorlight_i5", "--build-dir", str(build_dir)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "hold violations on colorlight_i5: clock 'posedge $glbnet$sys_clk'" in err
+    report = json.loads((build_dir / "report.json").read_text())
+    assert report["timing_met"] is False and all(c["met"] for c in report["fmax"])
+    assert len(report["hold_violations"]) == 2
+    assert "hold        2 violation(s)" in (build_dir / "report.txt").read_text()

@@ -6,6 +6,15 @@ SPI), MISO (bidirectional: the QPI strap, read at reset, then the SPI data
 output) and Q0..Q3 (bidirectional, QPI).  The core takes each bidirectional
 pin split into input / output / output enable (cores/host_spi/pins.py, the
 simulation drives those directly); here each gets one tristate buffer.
+
+CS_N clocks the PHY's transaction counter (eight flip-flops, the
+``hspi_cs`` domain).  Not on a clock-capable pin (on the ULX3S it is GN0,
+beside SCLK's GP0), it has no dedicated path to a global buffer, so
+nextpnr's automatic promotion routed it from the pad into the buffer
+through the fabric, and that arc failed to route at some placements
+("Failed to route arc ... host_spi_cs_n ... G_CLKI_TDCC4").  The
+``noglobal`` attribute keeps it on ordinary routing; nextpnr times the
+domain with the skew of that routing (hold checked: soc/bitstream.py).
 """
 
 from migen import Record, TSTriple
@@ -25,6 +34,7 @@ class HostSPIPins(LiteXModule):
 
         # # #
 
+        pads.cs_n.attr.add(("noglobal", 1))
         self.comb += [
             self.pads.clk.eq(pads.clk),
             self.pads.cs_n.eq(pads.cs_n),

@@ -50,14 +50,6 @@ TARGET = BoardTarget(
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
-    # nextpnr often fails to route the host port's CS_N clock net from its
-    # pad into its global-clock buffer with this design ("Failed to route
-    # arc ... host_spi_cs_n ... G_CLKI_TDCC4"), depending on the placement:
-    # seeds 1 and 2 failed; seed 3 met timing in one build directory and
-    # failed in a fresh clone (probably the source paths the netlist
-    # carries change the placement).  Re-run with another --seed until CS_N
-    # is taken off the global network (docs/fpga.md, "Measured builds").
-    seed=3,
     notes=(
         "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
         "settings and use its lower half.",
