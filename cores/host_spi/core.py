@@ -95,9 +95,17 @@ class HostSPISlave(LiteXModule):
         # Words are assembled in memory byte order already: LiteX's DMA swaps
         # bytes for "little", so ask for "big" (no swap).
         self.dma_w = dma_w = WishboneDMAWriter(self.wb_write, endianness="big")
-        # Written words queue here, so receiving never waits for the bus.
-        self.wfifo = wfifo = stream.SyncFIFO([("address", bus_adr_width), ("data", bus_data_width)], 8)
+        # Written words queue here, so receiving never waits for the bus:
+        # a whole chunk fits (block RAM), so a chunk comes in at the link's
+        # rate whatever the memory's (SDRAM behind an L2 cache is slower
+        # than QPI), and the transaction ends without waiting for memory.
+        # ``drained``: every word queued is written (the DMA writer takes a
+        # word off the FIFO when the bus acknowledges it).
+        self.wfifo = wfifo = stream.SyncFIFO([("address", bus_adr_width), ("data", bus_data_width)],
+                                             CHUNK_SIZE * 8 // bus_data_width, buffered=True)
         self.comb += wfifo.source.connect(dma_w.sink)
+        drained = Signal()
+        self.comb += drained.eq(wfifo.level == 0)
         self.dma_r = dma_r = WishboneDMAReader(self.wb_read, endianness="big", fifo_depth=4)
         self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
         self.msgq = msgq = stream.SyncFIFO([("code", 8), ("length", 32)], 8)
@@ -109,6 +117,7 @@ class HostSPISlave(LiteXModule):
         set_error = Signal()
         new_cause = Signal(8)
         hw_set_busy = Signal(3)
+        hw_clear_busy = Signal(3)
         tensor_written = Signal()    # a WTensor posted: bit 0 is set for it
         tensor_pending = Signal()    # bit 0 is a WTensor's (Inference may queue behind it)
         clear_error = Signal()
@@ -122,7 +131,7 @@ class HostSPISlave(LiteXModule):
         self.sync += [
             tensor_pending.eq(tensor_written | (tensor_pending & busy[Status.BUSY_WRITE])),
             busy.eq((busy | hw_set_busy | Mux(self._status_set.re, self._status_set.storage[:3], 0))
-                    & ~Mux(self._status_clear.re, self._status_clear.fields.busy, 0)),
+                    & ~Mux(self._status_clear.re, self._status_clear.fields.busy, 0) & ~hw_clear_busy),
             If(clear_error,
                 error.eq(0), cause.eq(0),
             ).Elif(set_error & ~error,
@@ -138,15 +147,24 @@ class HostSPISlave(LiteXModule):
             phy.overrun, *raise_error(ErrorCause.OVERRUN))
 
         # Messages to the firmware ------------------------------------------
+        # A message waits in ``posts`` until every word written before it is
+        # in memory (``drained``): the firmware reads what the host wrote as
+        # soon as it hears of it.  In posting order, so an Inference queued
+        # behind a WTensor still comes after it.
         post = Signal()
         post_code = Signal(8)
         post_len = Signal(32)
+        self.posts = posts = stream.SyncFIFO([("code", 8), ("length", 32)], 4)
         self.comb += [
             If(post,
-                msgq.sink.valid.eq(1), msgq.sink.code.eq(post_code), msgq.sink.length.eq(post_len),
+                posts.sink.valid.eq(1), posts.sink.code.eq(post_code), posts.sink.length.eq(post_len),
             ).Elif(sensor.done,
-                msgq.sink.valid.eq(1), msgq.sink.code.eq(int(Msg.ACQUIRE_DONE)), msgq.sink.length.eq(sensor.length),
+                posts.sink.valid.eq(1), posts.sink.code.eq(int(Msg.ACQUIRE_DONE)), posts.sink.length.eq(sensor.length),
             ),
+            msgq.sink.valid.eq(posts.source.valid & drained),
+            msgq.sink.code.eq(posts.source.code),
+            msgq.sink.length.eq(posts.source.length),
+            posts.source.ready.eq(msgq.sink.ready & drained),
             self._msg_valid.status.eq(msgq.source.valid),
             self._msg_code.status.eq(msgq.source.code),
             self._msg_length.status.eq(msgq.source.length),
@@ -382,7 +400,7 @@ class HostSPISlave(LiteXModule):
             ).Elif(end_mine,
                 NextValue(clocks, end.clocks),
                 end.ready.eq(1),
-                NextState("WRITE_DRAIN"),
+                NextState("WRITE_END"),
             ),
         )
         fsm.act("WRITE_WORD",
@@ -391,10 +409,9 @@ class HostSPISlave(LiteXModule):
             wfifo.sink.data.eq(acc),
             If(wfifo.sink.ready, NextState("WRITE")),
         )
-        # The firmware hears of the data only once it is all in memory.
-        fsm.act("WRITE_DRAIN",
-            If(~wfifo.source.valid, NextState("WRITE_END")),
-        )
+        chunk_wait = Signal()
+        self.sync += If(chunk_wait & drained, chunk_wait.eq(0))
+        self.comb += If(chunk_wait & drained, hw_clear_busy.eq(1 << Status.BUSY_WRITE))
         write_ok = Signal()
         final_chunk = Signal()
         self.comb += [
@@ -412,7 +429,11 @@ class HostSPISlave(LiteXModule):
                 NextValue(seq_active, 0), NextValue(seq_offset, 0),
                 NextState("IDLE"),
             ).Elif(chunked & ~final_chunk,
-                # Intermediate chunk: the data is in memory already.
+                # Intermediate chunk: BUSY_WRITE until its words are in
+                # memory (chunk_wait); the host waits for it to clear
+                # before the next chunk, so the FIFO never holds two.
+                hw_set_busy.eq(1 << Status.BUSY_WRITE),
+                NextValue(chunk_wait, 1),
                 NextValue(seq_active, 1), NextValue(seq_cmd, cmd),
                 NextValue(seq_offset, seq_offset + CHUNK_SIZE),
                 NextState("IDLE"),
