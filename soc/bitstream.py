@@ -431,8 +431,10 @@ def config_table_markdown():
                                             else "`sys`") if c.accelerator else "-"),
         ("sys clock (CPU, bus, SDRAM; the accelerator where it is in `sys`)", lambda t, c: f"{c.sys_clk_freq / 1e6:g} MHz"
          + (" (simulated)" if t is None else "")),
-        ("host SCLK (max: the PHY's 50 MHz, at most 1.5 x sys for QPI)",
-         lambda t, c: "-" if t is None else f"{host_sclk_max(c.sys_clk_freq) / 1e6:g} MHz"),
+        ("host SCLK max, SPI / QPI (the PHY's 50 MHz; SoC:SCLK as measured with the board's main RAM: "
+         "docs/host_port.md)",
+         lambda t, c: "-" if t is None else " / ".join(
+             f"{host_sclk_max(c.sys_clk_freq, m, t.host_sys_per_sclk) / 1e6:g} MHz" for m in ("SPI", "QPI"))),
     ]
     out = ["| field | " + " | ".join(name for name, _, _ in cols) + " |",
            "|---" * (len(cols) + 1) + "|"]

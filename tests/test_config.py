@@ -120,7 +120,7 @@ def test_sim_sdram_of_the_boards():
     m = parse_sim_sdram("MT41K128M16:16")
     assert (m.module_name, m.data_width, m.size) == ("MT41K128M16", 16, 256 * MiB)
     assert parse_sim_sdram("MT48LC16M16").data_width == 32
-    assert u.describe() == "SDR SDRAM MT48LC16M16 x16 (32 MiB), L2 cache 8 KiB, 32-bit line"
+    assert u.describe() == "SDR SDRAM MT48LC16M16 x16 (32 MiB), L2 cache 8 KiB, 128-bit line"
     w = parse_sim_sdram("ulx3s,l2_line=128,l2=16384")
     assert (w.module_name, w.l2_cache_size, w.l2_cache_min_data_width, w.slug) == \
         ("MT48LC16M16", 16384, 128, "ulx3s-l2_line-128-l2-16384")
@@ -156,6 +156,28 @@ def test_sim_sdram_cli_takes_the_boards_memory_sizes():
     assert (build.config.np, build.config.memtest_size) == (DEFAULT.np, 4096)     # the rest: simulation's
     assert build.build_dir.name == "sim-sdram-colorlight_i5-l2_line-64"
     assert build.sdram.l2_cache_min_data_width == 64
+
+
+def test_bench_host_takes_sdram_and_clocks(monkeypatch, capsys):
+    """`tsoc bench host --sdram BOARD --sys-mhz ...` hands the SDRAM build and
+    the sweep to the bench (not run here: minutes of simulation); a bad
+    --sys-mhz is refused."""
+    from tensorsoc.cli import main
+    from tensorsoc.verification.soc import bench_host
+    seen = {}
+
+    def fake_main(args, build=None, sys_mhz=None, modes=None):
+        seen.update(build=build, sys_mhz=sys_mhz, modes=modes)
+        return 0
+    monkeypatch.setattr(bench_host, "main", fake_main)
+    assert main(["bench", "host", "--sdram", "ulx3s", "--set", "sys_clk_freq=32000000",
+                 "--sys-mhz", "100,48", "--mode", "QPI"]) == 0
+    assert seen["sys_mhz"] == [100.0, 48.0] and seen["modes"] == ["QPI"]
+    assert seen["build"].sdram.module_name == "MT48LC16M16" and seen["build"].config.sys_clk_freq == 32_000_000
+    assert main(["bench", "host", "--sys-mhz", "fast"]) == 1
+    assert "--sys-mhz 'fast': expected MHz values" in capsys.readouterr().err
+    assert main(["bench", "host", "--sys-mhz", "0"]) == 1
+    assert "expected positive MHz values" in capsys.readouterr().err
 
 
 def test_sim_soc_with_sdram_elaborates():

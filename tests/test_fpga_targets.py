@@ -238,22 +238,33 @@ def test_parse_nextpnr_log_keeps_the_final_figure():
     assert fmax["host_spi_clk"].achieved_mhz == 120.0
 
 
-def test_timing_failure_fails_the_build(monkeypatch, capsys):
-    """A clock below its constraint: report written, exit status 1, the
-    failing domain named."""
+def fake_build(monkeypatch, capsys, name, fmax=None, log=None):
+    """`tsoc bitstream --board colorlight_i5` with the tools replaced by
+    NEXTPNR_REPORT (``fmax``: achieved MHz per clock net changed) and
+    ``log`` as nextpnr's log: (exit status, stderr, build folder)."""
     from tensorsoc.soc import bitstream
     from tensorsoc.cli import main
 
     def fake_tools(self):
         report = json.loads(json.dumps(NEXTPNR_REPORT))
+        for net, mhz in (fmax or {}).items():
+            report["fmax"][net]["achieved"] = mhz
         self.nextpnr_report.write_text(json.dumps(report))
+        if log is not None:
+            self.log_file.write_text(log)
         self.bitstream.write_bytes(b"\xff" * 16)
         return {"yosys": 1.0, "nextpnr-ecp5": 2.0, "ecppack": 0.1}
 
     monkeypatch.setattr(bitstream.BoardBuild, "run_tools", fake_tools)
-    build_dir = BUILD / "colorlight_i5-timing"
+    build_dir = BUILD / f"colorlight_i5-{name}"
     status = main(["bitstream", "--board", "colorlight_i5", "--build-dir", str(build_dir)])
-    err = capsys.readouterr().err
+    return status, capsys.readouterr().err, build_dir
+
+
+def test_timing_failure_fails_the_build(monkeypatch, capsys):
+    """A clock below its constraint: report written, exit status 1, the
+    failing domain named."""
+    status, err, build_dir = fake_build(monkeypatch, capsys, "timing")
     assert status == 1
     assert "timing not met on colorlight_i5" in err and "accel reached 71.00 MHz < 75.00 MHz" in err
     report = json.loads((build_dir / "report.json").read_text())
@@ -285,21 +296,8 @@ def test_parse_hold_violations():
 def test_hold_violation_fails_the_build(monkeypatch, capsys):
     """Every Fmax met but nextpnr lists a hold violation: the build fails
     and the report says which."""
-    from tensorsoc.soc import bitstream
-    from tensorsoc.cli import main
-
-    def fake_tools(self):
-        report = json.loads(json.dumps(NEXTPNR_REPORT))
-        report["fmax"]["$glbnet$accel_clk"]["achieved"] = 80.0
-        self.nextpnr_report.write_text(json.dumps(report))
-        self.log_file.write_text(HOLD_LOG)
-        self.bitstream.write_bytes(b"\xff" * 16)
-        return {"yosys": 1.0, "nextpnr-ecp5": 2.0, "ecppack": 0.1}
-
-    monkeypatch.setattr(bitstream.BoardBuild, "run_tools", fake_tools)
-    build_dir = BUILD / "colorlight_i5-hold"
-    status = main(["bitstream", "--board", "colorlight_i5", "--build-dir", str(build_dir)])
-    err = capsys.readouterr().err
+    status, err, build_dir = fake_build(monkeypatch, capsys, "hold", fmax={"$glbnet$accel_clk": 80.0},
+                                        log=HOLD_LOG)
     assert status == 1
     assert "hold violations on colorlight_i5: clock 'posedge $glbnet$sys_clk'" in err
     report = json.loads((build_dir / "report.json").read_text())

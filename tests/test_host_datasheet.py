@@ -33,9 +33,8 @@ def test_datasheet_qpi_at_the_ulx3s_clocks(soc_build):
     """QPI (the tighter clock ratio) with the SoC at the ULX3S's clock and
     SCLK at the fastest that board supports (soc/targets/board.py)."""
     from tensorsoc.soc.targets import TARGETS
-    from tensorsoc.soc.targets.board import host_sclk_max
     sys_hz = TARGETS["ulx3s"].config.sys_clk_freq
-    sclk_hz = host_sclk_max(sys_hz)
+    sclk_hz = TARGETS["ulx3s"].host_sclk_max("QPI")
     env = {"TSOC_SIM_SYS_PERIOD_NS": str(1e9 / sys_hz), "TSOC_DATASHEET_SCLK_NS": str(1e9 / sclk_hz)}
     assert run(soc_build, "ulx3s", env, testcase=["qpi_miso_grounded_datasheet_cycles"]) == \
         ["qpi_miso_grounded_datasheet_cycles"]

@@ -14,14 +14,19 @@ from tensorsoc.soc.builder import quiet_litex
 
 # The host protocol's fastest SCLK (inference-engine datasheet: 20 ns cycle).
 HOST_SCLK_MAX_FREQ = 50_000_000
-# The SoC clock must be at least 2/3 of SCLK for QPI (1/2 for SPI): measured
-# by `tsoc bench host` (docs/host_port.md, "Clock ratio").
-HOST_SCLK_PER_SYS = 1.5
+# The lowest SoC:SCLK clock ratio at which the host port passes its checks
+# and an 8 KiB WTensor, per link mode, with integrated main RAM (one access
+# per clock): `tsoc bench host` (docs/host_port.md, "Clock ratio").  A board
+# whose main RAM is slower has its own (BoardTarget.host_sys_per_sclk).
+HOST_SYS_PER_SCLK = {"SPI": 0.5, "QPI": 2 / 3}
 
 
-def host_sclk_max(sys_clk_freq):
-    """The fastest SCLK a host may use with a SoC clocked at ``sys_clk_freq``."""
-    return min(HOST_SCLK_MAX_FREQ, int(sys_clk_freq * HOST_SCLK_PER_SYS))
+def host_sclk_max(sys_clk_freq, mode="QPI", sys_per_sclk=None):
+    """The fastest SCLK a host may use in ``mode`` ("SPI" or "QPI") with a
+    SoC clocked at ``sys_clk_freq``; ``sys_per_sclk`` the board's ratios
+    (default: integrated main RAM's)."""
+    ratio = (sys_per_sclk or HOST_SYS_PER_SCLK)[mode]
+    return min(HOST_SCLK_MAX_FREQ, int(sys_clk_freq / ratio + 0.5))
 
 
 class TargetError(ValueError):
@@ -40,11 +45,19 @@ class BoardTarget:
     # LiteX defaults the L2 line to 128 bits: 16 byte-lane memories, one
     # DP16KD each whatever the cache size.  32 bits: 4 block RAMs for 8 KiB.
     l2_cache_min_data_width: int = 32
+    # The lowest SoC:SCLK ratio per link mode with this board's main RAM:
+    # `tsoc bench host --sdram NAME --set sys_clk_freq=...` (the SDRAM's
+    # timings at the board's clock; docs/host_port.md, "Clock ratio").
+    host_sys_per_sclk: dict = field(default_factory=lambda: dict(HOST_SYS_PER_SCLK))
     cpu_variant: str = "standard"
     # nextpnr's placement seed for `tsoc bitstream` without --seed (the
     # target's file says why it is not 1).
     seed: int = 1
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
+
+    def host_sclk_max(self, mode):
+        """The fastest SCLK a host may use with this board in ``mode``."""
+        return host_sclk_max(self.config.sys_clk_freq, mode, self.host_sys_per_sclk)
 
     def make_soc(self, config: SoCConfig = None, rom_init=None, build_dir=None):
         """The board's TensorSoC: VexRiscv, ROM firmware, UART, SDRAM main RAM

@@ -36,6 +36,10 @@ TARGET = BoardTarget(
     # reaches 58.5 / 61.6 / 59.6 MHz (nextpnr seeds 1 / 2 / 3) and frees 6
     # DP16KD.  The VexRiscv's own caches stay (docs/fpga.md, "SDRAM").
     l2_cache_size=0,
+    # Measured with its SDRAM (`tsoc bench host --sdram colorlight_i5 --set
+    # sys_clk_freq=50000000`): an 8 KiB WTensor passes down to SoC:SCLK 0.5
+    # in SPI and 0.67 in QPI, as with integrated RAM (docs/host_port.md).
+    host_sys_per_sclk={"SPI": 0.5, "QPI": 2 / 3},
     notes=(
         "SDRAM: 32-bit, 8 MiB (EM638325 / M12L64322A class; CS_N, CKE and DM tied on the module).",
         "UART: J17 (TX) / H18 (RX), reached through the extension board's USB debugger, 115200 8N1.",

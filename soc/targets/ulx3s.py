@@ -43,13 +43,21 @@ TARGET = BoardTarget(
         # the decoder's count product a clock later, sys 32 / accel 40 reached
         # 41.2 / 38.5 MHz (seed 2).  So sys 32 and accel 33.3 MHz (one 800 MHz
         # VCO: 800/25, 800/24), about 20% and 15% margin (docs/fpga.md,
-        # "Measured builds").  The host may clock SCLK at up to 48 MHz (1.5 x
-        # sys for QPI: board.host_sclk_max).
+        # "Measured builds").  The host may clock SCLK at up to 50 MHz in SPI
+        # and 32 MHz in QPI (host_sys_per_sclk below: board.host_sclk_max).
         sys_clk_freq=32_000_000,
         accel_clk_freq=33_333_333,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
+    # A 128-bit L2 line (16 DP16KD instead of 4): the host's writes behind a
+    # 32-bit line cost a write-back and a refill per word once the cache is
+    # full, so an 8 KiB WTensor needed SoC:SCLK >= 2.5 in QPI (SCLK 12.8
+    # MHz); with 128 bits, 1.0 (`tsoc bench host --sdram ulx3s,l2_line=...
+    # --set sys_clk_freq=32000000`, docs/host_port.md "Clock ratio"), and
+    # the default model's inference takes 0.58 x the cycles (docs/fpga.md).
+    l2_cache_min_data_width=128,
+    host_sys_per_sclk={"SPI": 0.5, "QPI": 1.0},
     notes=(
         "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
         "settings and use its lower half.",

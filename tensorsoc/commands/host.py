@@ -122,7 +122,9 @@ def register(groups):
     p.add_argument("--spidev", required=True, metavar="DEV", help="spidev node, e.g. /dev/spidev0.0")
     p.add_argument("--qpi", action="store_true", help="4-bit QPI (the device's MISO strapped low at reset)")
     p.add_argument("--msb-first", action="store_true", help="for a device built with the MSB-first option")
-    p.add_argument("--speed", type=int, default=10_000_000, metavar="HZ", help="SCLK frequency (default 10 MHz)")
+    p.add_argument("--speed", type=int, default=10_000_000, metavar="HZ",
+                   help="SCLK frequency (default 10 MHz; each board's fastest per link mode is in "
+                        "docs/fpga.md's configuration table, e.g. ULX3S QPI 32 MHz)")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
                    help="seconds a write or inference may take (default 5)")
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)

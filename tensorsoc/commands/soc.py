@@ -52,6 +52,20 @@ def cmd_generate(args):
     return 0
 
 
+def cmd_bench_host(args):
+    from tensorsoc.verification.soc import bench_host
+    sys_mhz = bench_host.SYS_MHZ
+    if args.sys_mhz:
+        try:
+            sys_mhz = [float(m) for m in args.sys_mhz.split(",") if m.strip()]
+        except ValueError:
+            raise UserError(f"--sys-mhz {args.sys_mhz!r}: expected MHz values separated by commas, e.g. 50,40") from None
+        if not sys_mhz or any(m <= 0 for m in sys_mhz):
+            raise UserError(f"--sys-mhz {args.sys_mhz!r}: expected positive MHz values, e.g. 50,40")
+    modes = [args.mode] if args.mode else list(bench_host.MODES)
+    return bench_host.main(args, build=_sim_build(args), sys_mhz=sys_mhz, modes=modes)
+
+
 def cmd_sim(args):
     build = _sim_build(args)
     if args.preload_server and build.sdram is not None:
@@ -257,6 +271,13 @@ def register(groups):
     b = groups["bench"].add_parser("host", help="host link: WTensor rate and the SoC:SCLK clock ratio needed",
                                    description="Simulates the host port at SCLK 50 MHz in SPI and QPI with the "
                                                "SoC clock swept, and reports the WTensor rate and the lowest "
-                                               "clock ratio at which all host-port checks pass.")
+                                               "clock ratio at which all host-port checks pass. With --sdram, "
+                                               "main RAM is the board's SDRAM behind LiteDRAM, so the WTensor "
+                                               "and the writes meet its latency (timings in clocks of "
+                                               "sys_clk_freq, kept across the sweep).")
     b.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
-    b.set_defaults(func=lambda args: __import__("tensorsoc.verification.soc.bench_host", fromlist=["main"]).main(args))
+    b.add_argument("--sys-mhz", metavar="MHZ[,MHZ]",
+                   help="SoC clocks to sweep (default: 100,75,62.5,50,40,33.3,25)")
+    b.add_argument("--mode", choices=("SPI", "QPI"), help="one link mode only (default: both)")
+    _add_config_args(b)
+    b.set_defaults(func=cmd_bench_host)
