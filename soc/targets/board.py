@@ -50,8 +50,8 @@ class BoardTarget:
     # timings at the board's clock; docs/host_port.md, "Clock ratio").
     host_sys_per_sclk: dict = field(default_factory=lambda: dict(HOST_SYS_PER_SCLK))
     cpu_variant: str = "standard"
-    # nextpnr's placement seed for `tsoc bitstream` without --seed (the
-    # target's file says why it is not 1).
+    # nextpnr's placement seed for `tsoc bitstream` without --seed (a
+    # target whose seed is not 1 says why).
     seed: int = 1
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 

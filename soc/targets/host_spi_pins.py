@@ -13,8 +13,10 @@ beside SCLK's GP0), it has no dedicated path to a global buffer, so
 nextpnr's automatic promotion routed it from the pad into the buffer
 through the fabric, and that arc failed to route at some placements
 ("Failed to route arc ... host_spi_cs_n ... G_CLKI_TDCC4").  The
-``noglobal`` attribute keeps it on ordinary routing; nextpnr times the
-domain with the skew of that routing (hold checked: soc/bitstream.py).
+``noglobal`` attribute keeps it on ordinary routing.  The eight
+flip-flops are one incrementer on a carry chain, so they sit together and
+the clock reaches them with little skew; a build fails on any hold
+violation nextpnr lists (soc/bitstream.py).
 """
 
 from migen import Record, TSTriple
