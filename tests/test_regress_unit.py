@@ -315,3 +315,21 @@ def test_progress_estimates_the_time_left_by_relative_cost(monkeypatch, capsys):
     left = 50.0 / cost["CornerTest"] * 2 * cost["ModelTest"]
     assert f"~{left:.0f} s left" in capsys.readouterr().out
     assert cost["CornerTest"] > cost["ModelTest"]          # counting tests alone would say 100 s
+
+
+def test_rtimings_zero_only_for_a_layer_under_half_a_microsecond():
+    """The scoreboard accepts a 0 us RTimings word only where the server's
+    console line for that layer shows fewer cycles than round to 1 us
+    (a 34-cycle maxpool at 100 MHz: 0.34 us)."""
+    from tensorsoc.verification.uvm.scoreboard import layer_under_half_us
+    lines = ["server: layer 1 op 2 CONV on the accelerator, 1199 cycles",
+             "server: layer 2 op 3 MAXPOOL on the accelerator, 34 cycles",
+             "server: layer 3 op 4 LIN in software, 49 cycles (no program for this op in the accelerator section)"]
+    assert layer_under_half_us(lines, 2, 100_000_000)
+    assert layer_under_half_us(lines, 3, 100_000_000)            # 49 cycles: 0.49 us
+    assert not layer_under_half_us(lines, 1, 100_000_000)        # 11.99 us
+    assert not layer_under_half_us(lines, 0, 100_000_000)        # no line: not accepted
+    assert not layer_under_half_us(lines + ["server: layer 2 op 3 MAXPOOL on the accelerator, 50 cycles"],
+                                   2, 100_000_000)               # the last line counts: 0.50 us rounds to 1
+    assert not layer_under_half_us(lines, 2, 32_000_000)         # 34 cycles at 32 MHz: 1.06 us
+    assert layer_under_half_us(["server: layer 0 op 1 MAXPOOL on the accelerator, 15 cycles"], 0, 32_000_000)
