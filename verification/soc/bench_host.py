@@ -3,7 +3,9 @@
 For SPI and QPI at SCLK = 50 MHz (the datasheet's fastest), runs the SoC's
 host-port tests (RID/RSpec, every protocol error, the WTensor rate) with the
 SoC clock at several rates, and reports the sustained WTensor rate against
-the link's and the lowest SoC:SCLK clock ratio at which everything passes."""
+the link's and the lowest SoC:SCLK clock ratio at which everything passes.
+With a build whose main RAM is a board's SDRAM (`--sdram`), the same without
+the protocol-error test, which reads the integrated RAM's array."""
 
 import json
 import xml.etree.ElementTree as ET
