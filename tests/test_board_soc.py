@@ -1,9 +1,10 @@
-"""The ULX3S's SoC in simulation: its accelerator geometry (1 x 8 x 4), its
-main RAM behind LiteDRAM and the SDRAM model with its L2 cache (`--sdram
-ulx3s`), the accelerator in its own clock domain at the board's 33.3 : 32
-ratio, the host on QPI (docs/fpga.md, "Simulating the board SoC").
+"""The ULX3S's SoC in simulation: its accelerator geometry (the target's
+NP x NT x VW, read from soc/targets/ulx3s.py), its main RAM behind LiteDRAM
+and the SDRAM model with its L2 cache (`--sdram ulx3s`), the accelerator
+in its own clock domain at the board's accel : sys ratio, the host on QPI
+(docs/fpga.md, "Simulating the board SoC").
 
-The model image (relu_cnn3 at VW = 4: 17,892 bytes, 70 WModel chunks) is
+The model image (relu_cnn3 at 2 x 8 x 4: 14,588 bytes, 57 WModel chunks) is
 larger than the 8 KiB L2 cache.  With the 32-bit L2 line the ULX3S had
 until 2026-11-25, once the cache is full every word the host writes costs a
 write-back and a refill: until the host port's write FIFO held a whole
@@ -15,11 +16,14 @@ import json
 import pytest
 
 from tensorsoc.soc.builder import ROOT
+from tensorsoc.soc.targets import TARGETS
 
 pytestmark = pytest.mark.sim
 
-BOARD_SIM = ["--set", "np=1", "--set", "vw=4",
-             "--set", f"accel_clk_freq={100_000_000 * 100 // 96}"]   # sys 100 MHz : accel = 32 : 33.3
+ULX3S = TARGETS["ulx3s"].config
+# The board's geometry and clock ratio, with sys at 100 MHz in simulation.
+BOARD_SIM = ["--set", f"np={ULX3S.np}", "--set", f"nt={ULX3S.nt}", "--set", f"vw={ULX3S.vw}",
+             "--set", f"accel_clk_freq={100_000_000 * ULX3S.accel_clk_freq // ULX3S.sys_clk_freq}"]
 
 
 @pytest.mark.parametrize("sdram", ["ulx3s", "ulx3s,l2_line=32"])
@@ -33,7 +37,7 @@ def test_board_soc_runs_a_model_bit_exact_on_the_accelerator(tmp_path, sdram):
     data = json.loads(out.read_text())
     assert data["bit_exact"] is True and data["mismatched_bytes"] == 0
     assert data["layers_on_accelerator"] == 3 and data["layers_in_software"] == []
-    assert data["roofline"]["peak_macs_per_clock"] == 4
+    assert data["roofline"]["peak_macs_per_clock"] == ULX3S.np * ULX3S.vw
 
 
 def test_board_host_link_at_its_documented_qpi_limit():
@@ -43,7 +47,6 @@ def test_board_host_link_at_its_documented_qpi_limit():
     below, as measured (docs/host_port.md, "Clock ratio")."""
     from tensorsoc.commands.soc import _sim_build
     from tensorsoc.cli import build_parser
-    from tensorsoc.soc.targets import TARGETS
     from tensorsoc.verification.soc import bench_host
     ratio = TARGETS["ulx3s"].host_sys_per_sclk["QPI"]
     args = build_parser().parse_args(["bench", "host", "--sdram", "ulx3s", "--set", "sys_clk_freq=32000000",
