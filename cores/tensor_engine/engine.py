@@ -235,11 +235,30 @@ class TensorEngineCore(Module):
             slot.eq(Mux(lvl_bc, nb_below, nbcast_all + lvl - nb_below)),
         ]
 
+        # The decoded side registers are written a clock after their word is
+        # taken, from the write stage's registers (wr_*): in the ULX3S build
+        # the queue's level, the decoder's state and slot decode and the
+        # enables of the ~2,900 side-register flip-flops, spread over the
+        # chip, were the accel clock's critical path in one clock (34.5 MHz,
+        # 25 of its 29 ns routing).  Only CHECK reads the decoded sides, and
+        # SETTLE before it lets the last word's write land.
+        wr_w = Signal(32)
+        wr_sidesel = Signal()
+        wr_slot = Signal(3)
+        wr_op = {k: Signal(name=f"wr_{k}") for k in (
+            "side0", "side1", "side2", "side3", "side4") + tuple(f.name for f in isa.LEVEL_FIELDS)}
+        wr_ovl_en = Signal()       # SIDE1: some level of the side is overlapped
+        wr_nbcast = Signal(4)      # SIDE2: its broadcast slots
+        wr_no_ovl = Signal()       # SIDE2: no overlap group (words 3-4 absent)
+        wr_src_bc = Signal()       # count: a broadcast level of the source (count 1)
+        wr_chk = Signal()          # count: the level is checked
+        wr_ovl = Signal()          # count: the level is overlapped
+
         def on_side(fn):
-            return If(sidesel, *fn(d_src)).Else(*fn(d_dst))
+            return If(wr_sidesel, *fn(d_src)).Else(*fn(d_dst))
 
         def on_slot(fn):
-            return Case(slot, {s: on_side(lambda sd, s=s: fn(sd, s)) for s in range(LEVELS)})
+            return Case(wr_slot, {s: on_side(lambda sd, s=s: fn(sd, s)) for s in range(LEVELS)})
 
         def reset_side(sd):
             out = []
@@ -383,41 +402,48 @@ class TensorEngineCore(Module):
                                     ).Else(NextValue(lvl, 0), NextValue(lw, 0), NextState("LEVEL"))))
         fsm.act("SIDE3", consume(NextState("SIDE4")))
         fsm.act("SIDE4", consume(NextValue(lvl, 0), NextValue(lw, 0), NextState("LEVEL")))
-        ovl_start_w = Signal((32, True))
-        self.comb += ovl_start_w.eq(w)
-        self.sync += [
-            If(fsm.ongoing("SIDE0") & take,
-                on_side(lambda sd: [sd.space.eq(sp), sd.dtype.eq(dt)] + reset_side(sd)),
-                If(sidesel, prod[1].eq(1), ovf[1].eq(0)).Else(prod[0].eq(1), ovf[0].eq(0))),
-            If(fsm.ongoing("SIDE1") & take,
-                on_side(lambda sd: [sd.ovl_en.eq((field(w, isa.SIDE_FIELDS, "ovl_mask") & nlmask) != 0)])),
-            If(fsm.ongoing("SIDE2") & take, on_side(lambda sd: [sd.base.eq(w), sd.nbcast.eq(nbcast_all),
-                                                                If(ovl_mask == 0, sd.ovl_start.eq(0),
-                                                                   sd.ovl_limit.eq(0))])),
-            If(fsm.ongoing("SIDE3") & take, on_side(lambda sd: [sd.ovl_start.eq(ovl_start_w)])),
-            If(fsm.ongoing("SIDE4") & take, on_side(lambda sd: [sd.ovl_limit.eq(w)])),
-            If(fsm.ongoing("HDR"), bad_count.eq(0)),
-        ]
         # Level words: count, step, start, stride, bound (their order in isa.LEVEL_FIELDS).
         lf = {f.name: f.word for f in isa.LEVEL_FIELDS}
-        src_bc = Signal()
-        self.comb += src_bc.eq(sidesel & lvl_bc)
-        level_store = Case(lw, {
-            lf["count"]: [
-                on_slot(lambda sd, s: [sd.count[s].eq(Mux(src_bc, 1, w)),
-                                       sd.chk[s].eq((chk_mask >> lvl)[0]),
-                                       sd.ovl[s].eq((ovl_mask >> lvl)[0])]),
-                If(w == 0, bad_count.eq(1)),
-                If(~lvl_bc, mul_go.eq(1), mul_side.eq(sidesel), mul_cnt.eq(w)),
-            ],
-            lf["step"]: on_slot(lambda sd, s: [sd.step[s].eq(w)]),
-            lf["start"]: on_slot(lambda sd, s: [sd.start[s].eq(w)]),
-            lf["stride"]: on_slot(lambda sd, s: [sd.stride[s].eq(w)]),
-            lf["bound"]: on_slot(lambda sd, s: [sd.bound[s].eq(w)]),
-        })
+        # The write stage: what the word taken this clock writes, registered.
+        level_take = fsm.ongoing("LEVEL") & take
+        self.sync += [
+            wr_w.eq(w), wr_sidesel.eq(sidesel), wr_slot.eq(slot),
+            [wr_op[f"side{k}"].eq(fsm.ongoing(f"SIDE{k}") & take) for k in range(5)],
+            [wr_op[name].eq(level_take & (lw == word)) for name, word in lf.items()],
+            wr_ovl_en.eq((field(w, isa.SIDE_FIELDS, "ovl_mask") & nlmask) != 0),
+            wr_nbcast.eq(nbcast_all),
+            wr_no_ovl.eq(ovl_mask == 0),
+            wr_src_bc.eq(sidesel & lvl_bc),
+            wr_chk.eq((chk_mask >> lvl)[0]),
+            wr_ovl.eq((ovl_mask >> lvl)[0]),
+        ]
+        wr_signed = Signal((32, True))
+        self.comb += wr_signed.eq(wr_w)
+        self.sync += [
+            If(wr_op["side0"], on_side(lambda sd: [sd.space.eq(field(wr_w, isa.SIDE_FIELDS, "space")),
+                                                   sd.dtype.eq(field(wr_w, isa.SIDE_FIELDS, "dtype"))]
+                                       + reset_side(sd))),
+            If(wr_op["side1"], on_side(lambda sd: [sd.ovl_en.eq(wr_ovl_en)])),
+            If(wr_op["side2"], on_side(lambda sd: [sd.base.eq(wr_w), sd.nbcast.eq(wr_nbcast),
+                                                   If(wr_no_ovl, sd.ovl_start.eq(0), sd.ovl_limit.eq(0))])),
+            If(wr_op["side3"], on_side(lambda sd: [sd.ovl_start.eq(wr_signed)])),
+            If(wr_op["side4"], on_side(lambda sd: [sd.ovl_limit.eq(wr_w)])),
+            If(wr_op["count"], on_slot(lambda sd, s: [sd.count[s].eq(Mux(wr_src_bc, 1, wr_w)),
+                                                      sd.chk[s].eq(wr_chk), sd.ovl[s].eq(wr_ovl)])),
+            [If(wr_op[name], on_slot(lambda sd, s, name=name: [getattr(sd, name)[s].eq(wr_w)]))
+             for name in ("step", "start", "stride", "bound")],
+        ]
+        # The decoder's own bookkeeping stays in the clock of the word.
+        self.sync += [
+            If(fsm.ongoing("SIDE0") & take,
+                If(sidesel, prod[1].eq(1), ovf[1].eq(0)).Else(prod[0].eq(1), ovf[0].eq(0))),
+            If(fsm.ongoing("HDR"), bad_count.eq(0)),
+        ]
         self.sync += [
             mul_go.eq(0),
-            If(fsm.ongoing("LEVEL") & take, level_store),
+            If(level_take & (lw == lf["count"]),
+                If(w == 0, bad_count.eq(1)),
+                If(~lvl_bc, mul_go.eq(1), mul_side.eq(sidesel), mul_cnt.eq(w))),
             If(mul_go,
                 If(mul_side, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
                 .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
@@ -435,7 +461,7 @@ class TensorEngineCore(Module):
             If((lw == isa.LEVEL_WORDS - 1) | ((lw == isa.LEVEL_SHORT_WORDS - 1) & ~lvl_full),
                 NextValue(lw, 0),
                 If(lvl == nlev - 1,
-                    If(sidesel, NextState("CHECK")).Else(NextValue(sidesel, 1), NextState("SIDE0"))
+                    If(sidesel, NextState("SETTLE")).Else(NextValue(sidesel, 1), NextState("SIDE0"))
                 ).Else(NextValue(lvl, lvl + 1))
             ).Else(NextValue(lw, lw + 1))))
         vector_ok = Signal()
@@ -480,6 +506,7 @@ class TensorEngineCore(Module):
                 reg = getattr(d_dst, name)
                 shift.append(reg[k].eq(reg[k + 1] if k + 1 < LEVELS else (1 if name == "count" else 0)))
         self.sync += If(bshift, *shift, d_dst.nbcast.eq(0), d_bc_copy.eq(bc_copy_next))
+        fsm.act("SETTLE", NextState("CHECK"))      # the last level word's write lands
         fsm.act("CHECK",
             If(rem != 0, NextValue(bad, 1), NextState("SKIP")
             ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
