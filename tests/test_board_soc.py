@@ -4,7 +4,7 @@ and the SDRAM model with its L2 cache (`--sdram ulx3s`), the accelerator
 in its own clock domain at the board's accel : sys ratio, the host on QPI
 (docs/fpga.md, "Simulating the board SoC").
 
-The model image (relu_cnn3 at 2 x 8 x 4: 14,588 bytes, 57 WModel chunks) is
+The model image (relu_cnn3 at 1 x 8 x 4: 17,892 bytes, 70 WModel chunks) is
 larger than the 8 KiB L2 cache.  With the 32-bit L2 line the ULX3S had
 until 2026-11-25, once the cache is full every word the host writes costs a
 write-back and a refill: until the host port's write FIFO held a whole
