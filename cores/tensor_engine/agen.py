@@ -34,7 +34,18 @@ from migen import *
 from tensorsoc.spec import tensor_isa as isa
 
 LEVELS = isa.MAX_LEVELS
-IDX_BITS = 48   # dimension indices and overlap offsets: exact for any practical transfer
+# Dimension indices: a level's start and stride are 32-bit signed and its
+# bound 32-bit unsigned, so an index outside -2**32 .. 2**32-1 is out of
+# bound whatever the bound.  Between two reloads an index only moves by its
+# stride (monotonic), so once outside that range it stays out of bound: the
+# generator keeps a sticky bit for it (``far``) and the index in
+# IDX_BITS = 34 bits, enough for one more stride past the range.  Exact for
+# every transfer, at any count.
+IDX_BITS = 34
+# Overlap offsets: a sum over several levels with steps of either sign, not
+# monotonic, so no sticky bit: 48 bits, exact while every partial offset
+# (ovl_start plus the overlapped levels' i * step) stays within +-2**47.
+OVL_BITS = 48
 
 
 class SideRegs:
@@ -45,7 +56,7 @@ class SideRegs:
         self.dtype = Signal(2)
         self.base = Signal(32)
         self.ovl_en = Signal()
-        self.ovl_start = Signal((IDX_BITS, True))
+        self.ovl_start = Signal((OVL_BITS, True))
         self.ovl_limit = Signal(32)
         self.nbcast = Signal(4)      # broadcast slots (the lowest ones)
         self.count = [Signal(32, reset=1) for _ in range(LEVELS)]
@@ -102,15 +113,17 @@ class AddressGenerator(Module):
         one = [Signal() for _ in range(n)]
         at0 = [Signal() for _ in range(n)]      # slot l at its first iteration (left[l] == count[l])
         sa = [Signal(32) for _ in range(n)]
-        go = [Signal((IDX_BITS, True)) for _ in range(n)]
+        go = [Signal((OVL_BITS, True)) for _ in range(n)]
         idx = [Signal((IDX_BITS, True)) for _ in range(n)]
+        far = [Signal() for _ in range(n)]      # idx[l] has left -2**32 .. 2**32-1 since the reload: out of bound
+        nidx = [Signal((IDX_BITS, True)) for _ in range(n)]
         at_end = [Signal() for _ in range(n)]
         sel = [Signal() for _ in range(n)]      # the slot that increments
         below = [Signal() for _ in range(n)]    # a slot under the incrementing one: rewinds
         nsa = [Signal(32) for _ in range(n)]
-        ngo = [Signal((IDX_BITS, True)) for _ in range(n)]
+        ngo = [Signal((OVL_BITS, True)) for _ in range(n)]
         carry_sa = Signal(32)
-        carry_go = Signal((IDX_BITS, True))
+        carry_go = Signal((OVL_BITS, True))
         running = Signal()
         capw = len(self.cap)
         # cap and fits are registers (set below with the address and left[0])
@@ -138,16 +151,17 @@ class AddressGenerator(Module):
                 below[l].eq(at_end[0] & hi_end[l + 1] & ~hi_end[n]),
                 nsa[l].eq(sa[l] + incr),
                 ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0)),
-                If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])),
+                nidx[l].eq(idx[l] + side.stride[l]),
             ]
+        self.comb += [If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])) for l in range(n)]
 
         bound_oob = []
         for l in range(n):
             b = Signal((IDX_BITS, True))
             o = Signal()
-            self.comb += [b.eq(side.bound[l]), o.eq(side.chk[l] & ((idx[l] < 0) | (idx[l] >= b)))]
+            self.comb += [b.eq(side.bound[l]), o.eq(side.chk[l] & (far[l] | (idx[l] < 0) | (idx[l] >= b)))]
             bound_oob.append(o)
-        limit = Signal((IDX_BITS, True))
+        limit = Signal((OVL_BITS, True))
         ovl_oob = Signal()
         self.comb += [
             limit.eq(side.ovl_limit),
@@ -201,10 +215,12 @@ class AddressGenerator(Module):
                 ),
                 If(self.load,
                     left[l].eq(side.count[l]), sa[l].eq(side.base), go[l].eq(side.ovl_start), idx[l].eq(side.start[l]),
+                    far[l].eq(0),
                 ).Elif(advance & sel[l],
                     left[l].eq(left[l] - (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), go[l].eq(ngo[l]),
-                    idx[l].eq(idx[l] + side.stride[l]),
+                    idx[l].eq(nidx[l]), far[l].eq(far[l] | (nidx[l][IDX_BITS - 1] != nidx[l][IDX_BITS - 2])),
                 ).Elif(advance & below[l],
                     left[l].eq(side.count[l]), sa[l].eq(carry_sa), go[l].eq(carry_go), idx[l].eq(side.start[l]),
+                    far[l].eq(0),
                 )
             ]

@@ -23,7 +23,7 @@ from litex.soc.interconnect import wishbone
 
 from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
-from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS, IDX_BITS
+from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
 from tensorsoc.cores.tensor_engine.trace import ActivityTrace
@@ -254,19 +254,6 @@ class TensorEngineCore(Module):
         wr_chk = Signal()          # count: the level is checked
         wr_ovl = Signal()          # count: the level is overlapped
 
-        def on_side(fn):
-            return If(wr_sidesel, *fn(d_src)).Else(*fn(d_dst))
-
-        def on_slot(fn):
-            return Case(wr_slot, {s: on_side(lambda sd, s=s: fn(sd, s)) for s in range(LEVELS)})
-
-        def reset_side(sd):
-            out = []
-            for s in range(LEVELS):
-                out += [sd.count[s].eq(1), sd.step[s].eq(0), sd.start[s].eq(0), sd.stride[s].eq(0),
-                        sd.bound[s].eq(0), sd.chk[s].eq(0), sd.ovl[s].eq(0)]
-            return out
-
         # The element count of each side (the product of its level counts,
         # broadcast levels of the source left out) is multiplied one clock
         # after the count word is taken, from registers (mul_*): the queue's
@@ -419,20 +406,33 @@ class TensorEngineCore(Module):
         ]
         wr_signed = Signal((32, True))
         self.comb += wr_signed.eq(wr_w)
-        self.sync += [
-            If(wr_op["side0"], on_side(lambda sd: [sd.space.eq(field(wr_w, isa.SIDE_FIELDS, "space")),
-                                                   sd.dtype.eq(field(wr_w, isa.SIDE_FIELDS, "dtype"))]
-                                       + reset_side(sd))),
-            If(wr_op["side1"], on_side(lambda sd: [sd.ovl_en.eq(wr_ovl_en)])),
-            If(wr_op["side2"], on_side(lambda sd: [sd.base.eq(wr_w), sd.nbcast.eq(wr_nbcast),
-                                                   If(wr_no_ovl, sd.ovl_start.eq(0), sd.ovl_limit.eq(0))])),
-            If(wr_op["side3"], on_side(lambda sd: [sd.ovl_start.eq(wr_signed)])),
-            If(wr_op["side4"], on_side(lambda sd: [sd.ovl_limit.eq(wr_w)])),
-            If(wr_op["count"], on_slot(lambda sd, s: [sd.count[s].eq(Mux(wr_src_bc, 1, wr_w)),
-                                                      sd.chk[s].eq(wr_chk), sd.ovl[s].eq(wr_ovl)])),
-            [If(wr_op[name], on_slot(lambda sd, s, name=name: [getattr(sd, name)[s].eq(wr_w)]))
-             for name in ("step", "start", "stride", "bound")],
-        ]
+        # Each register has one enable (its word, side and slot) and takes
+        # wr_w, or its reset value at the side's first word: no per-bit
+        # select between slots or sides (yosys left several muxes per bit of
+        # the nested Case/If form).
+        for k, sd in ((1, d_src), (0, d_dst)):
+            this = Signal(name=f"wr_this{k}")
+            self.comb += this.eq(wr_sidesel == k)
+            self.sync += [
+                If(wr_op["side0"] & this, sd.space.eq(field(wr_w, isa.SIDE_FIELDS, "space")),
+                   sd.dtype.eq(field(wr_w, isa.SIDE_FIELDS, "dtype"))),
+                If(wr_op["side1"] & this, sd.ovl_en.eq(wr_ovl_en)),
+                If(wr_op["side2"] & this, sd.base.eq(wr_w), sd.nbcast.eq(wr_nbcast)),
+                If(wr_op["side2"] & this & wr_no_ovl, sd.ovl_start.eq(0), sd.ovl_limit.eq(0)
+                ).Elif(wr_op["side3"] & this, sd.ovl_start.eq(wr_signed)
+                ).Elif(wr_op["side4"] & this, sd.ovl_limit.eq(wr_w)),
+            ]
+            for sl in range(LEVELS):
+                here = Signal(name=f"wr_here{k}_{sl}")
+                self.comb += here.eq(this & (wr_slot == sl))
+                self.sync += [
+                    If(wr_op["side0"] & this, sd.count[sl].eq(1), sd.chk[sl].eq(0), sd.ovl[sl].eq(0)
+                    ).Elif(wr_op["count"] & here, sd.count[sl].eq(Mux(wr_src_bc, 1, wr_w)),
+                           sd.chk[sl].eq(wr_chk), sd.ovl[sl].eq(wr_ovl)),
+                    [If(wr_op["side0"] & this, getattr(sd, name)[sl].eq(0)
+                        ).Elif(wr_op[name] & here, getattr(sd, name)[sl].eq(wr_w))
+                     for name in ("step", "start", "stride", "bound")],
+                ]
         # The decoder's own bookkeeping stays in the clock of the word.
         self.sync += [
             If(fsm.ongoing("SIDE0") & take,
@@ -454,7 +454,7 @@ class TensorEngineCore(Module):
                             If(lw == lf["step"], d_l0_step[k].eq(w)))
         # A level neither checked nor overlapped carries count and step only
         # (spec.tensor_isa: LEVEL_SHORT_WORDS); its start, stride and bound
-        # stay at reset_side's 0.
+        # stay at the 0 the side's first word wrote.
         lvl_full = Signal()
         self.comb += lvl_full.eq(((chk_mask | ovl_mask) >> lvl)[0])
         fsm.act("LEVEL", consume(
@@ -489,8 +489,10 @@ class TensorEngineCore(Module):
         bc_copy = Signal(config.np)
         bc_copy_next = Signal(config.np)
         for j in range(config.np):
-            idx_j = Signal((IDX_BITS + 8, True), name=f"bc_idx{j}")
-            bnd = Signal((IDX_BITS + 8, True), name=f"bc_bound{j}")
+            # start + j * stride, j < NP: |value| < 2**(32 + bits(NP)) (32-bit start and stride)
+            bc_bits = 34 + config.np.bit_length()
+            idx_j = Signal((bc_bits, True), name=f"bc_idx{j}")
+            bnd = Signal((bc_bits, True), name=f"bc_bound{j}")
             self.comb += [
                 idx_j.eq(d_dst.start[0] + j * d_dst.stride[0]),
                 bnd.eq(d_dst.bound[0]),

@@ -187,3 +187,59 @@ async def decode_errors(dut):
     assert machine.errors == 1 << isa.ERRORS["COUNT"][0]
     await bench.run(isa.encode(cnt))
     await _check(bench, machine, "count mismatch")
+
+
+@cocotb.test()
+async def far_indices(dut):
+    """Checked levels whose indices leave -2**32 .. 2**32-1 (huge strides,
+    both signs): the generator keeps indices in 34 bits with a sticky
+    out-of-bound bit (cores/tensor_engine/agen.py), so an index that would
+    wrap back into 0 .. bound-1 in 34 bits must stay out of bound.  Reads
+    give PAD, writes are skipped, on the element and the vector path,
+    exactly as the executor says."""
+    config, bench, machine = await _setup(dut)
+    rng = random.Random(7)
+    _randomise(machine, rng)
+    bench.load(machine)
+    DDR, SCR = isa.space("DDR"), isa.space("SCRATCH")
+    U8, I8 = isa.dtype("UINT8"), isa.dtype("INT8")
+    top = (1 << 32) - 1
+    cases = {
+        # index i * (2**31 - 1): far from i = 3; 34-bit wrap puts i = 9 at 2**31 - 9, in bound
+        "read, positive stride, one level": isa.Transfer(
+            dst=isa.Side(space=SCR, dtype=I8, base=0, levels=[isa.Level(count=10, step=1)]),
+            src=isa.Side(space=DDR, dtype=U8, base=100, check_mask=1,
+                         levels=[isa.Level(count=10, step=1, start=0, stride=(1 << 31) - 1, bound=top)]), pad=-5),
+        # the same on level 1 under a contiguous row (the vector path's chunks)
+        "read, positive stride, rows": isa.Transfer(
+            dst=isa.Side(space=SCR, dtype=I8, base=256, levels=[isa.Level(count=40, step=1)]),
+            src=isa.Side(space=DDR, dtype=U8, base=200, check_mask=2,
+                         levels=[isa.Level(count=4, step=1), isa.Level(count=10, step=4, start=0,
+                                                                         stride=(1 << 31) - 1, bound=top)]), pad=3),
+        # index 2**31 - 1 - i * 2**31 on level 1: in bound at i = 0, far from i = 3;
+        # the 34-bit wrap puts i = 8 at 2**31 - 1
+        "read, negative stride, rows": isa.Transfer(
+            dst=isa.Side(space=SCR, dtype=I8, base=512, levels=[isa.Level(count=36, step=1)]),
+            src=isa.Side(space=DDR, dtype=U8, base=300, check_mask=2,
+                         levels=[isa.Level(count=4, step=1), isa.Level(count=9, step=4, start=(1 << 31) - 1,
+                                                                         stride=-(1 << 31), bound=top)]), pad=9),
+        # index 2**31 - 1 - i * 2**31: in bound at i = 0, far from i = 3; the wrap puts i = 8 at 2**31 - 1
+        "write, negative stride": isa.Transfer(
+            dst=isa.Side(space=DDR, dtype=U8, base=1000, check_mask=1,
+                         levels=[isa.Level(count=9, step=1, start=(1 << 31) - 1, stride=-(1 << 31), bound=top)]),
+            src=isa.Side(space=SCR, dtype=I8, base=0, levels=[isa.Level(count=9, step=1)])),
+        # a destination row per level-1 index, far from the third row on
+        "write, rows": isa.Transfer(
+            dst=isa.Side(space=DDR, dtype=U8, base=1100, check_mask=2,
+                         levels=[isa.Level(count=8, step=1), isa.Level(count=10, step=8, start=5,
+                                                                         stride=(1 << 31) - 1, bound=top)]),
+            src=isa.Side(space=SCR, dtype=I8, base=256, levels=[isa.Level(count=80, step=1)])),
+    }
+    from tensorsoc.verification.golden.tensor_exec import side_elements
+    for name, t in cases.items():
+        side = t.src if name.startswith("read") else t.dst
+        _, oob, _ = side_elements(side)
+        assert oob.any() and not oob.all(), f"{name}: the case must mix in- and out-of-bound elements"
+        machine.run([t])
+        await bench.run(isa.encode(t))
+        await _check(bench, machine, name)
