@@ -183,10 +183,10 @@ BUDGETS = {
     "lane":            {"LUT": 935, "FF": 305, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 1},
     "pcore":           {"LUT": 10_700, "FF": 3_650, "DPR16X4": 75, "DP16KD": 32, "MULT18X18D": 8},
     "pcore_array":     {"LUT": 45_300, "FF": 14_700, "DPR16X4": 290, "DP16KD": 132, "MULT18X18D": 32},
-    "tensor_engine":   {"LUT": 29_900, "FF": 10_800, "DPR16X4": 330, "DP16KD": 68, "MULT18X18D": 11},
+    "tensor_engine":   {"LUT": 22_400, "FF": 10_800, "DPR16X4": 330, "DP16KD": 68, "MULT18X18D": 11},
     "host_port":       {"LUT": 3_250, "FF": 1_610, "DPR16X4": 60, "DP16KD": 2, "MULT18X18D": 0},
     "pcore_sequencer": {"LUT": 1_860, "FF": 720, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 0},
-    "te_agen":         {"LUT": 4_100, "FF": 1_410, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
+    "te_agen":         {"LUT": 3_900, "FF": 1_320, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
     "te_spu":          {"LUT": 150, "FF": 60, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 1},
     "te_fetch":        {"LUT": 360, "FF": 200, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
 }
