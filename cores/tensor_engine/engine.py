@@ -701,20 +701,19 @@ class TensorEngineCore(Module):
             sg_el.eq(~vmode & sg.valid & ~k_valid),
             dg_el.eq(~vmode & dg.valid & ~g_valid),
         ]
+        def skid(push, take, valid, k_valid, fields):
+            """The element register (``valid``, each field's first signal)
+            with its skid register (``k_valid``, the second) behind it; the
+            third is the generator's value, taken on ``push``."""
+            return If(~valid | take,
+                If(k_valid, valid.eq(1), k_valid.eq(0), *[r.eq(k) for r, k, _ in fields]
+                ).Elif(push, valid.eq(1), *[r.eq(v) for r, _, v in fields]
+                ).Else(valid.eq(0))
+            ).Elif(push, k_valid.eq(1), *[k.eq(v) for _, k, v in fields])
         self.sync += [
-            If(~e_valid | e_take,
-                If(k_valid, e_valid.eq(1), e_addr.eq(k_addr), e_skip.eq(k_skip), k_valid.eq(0)
-                ).Elif(sg_el, e_valid.eq(1), e_addr.eq(sg.addr), e_skip.eq(s_skip)
-                ).Else(e_valid.eq(0))
-            ).Elif(sg_el, k_valid.eq(1), k_addr.eq(sg.addr), k_skip.eq(s_skip)),
-            If(~f_valid | f_take,
-                If(g_valid, f_valid.eq(1), f_addr.eq(g_addr), f_skip.eq(g_skip), f_first.eq(g_first),
-                   f_last.eq(g_last), g_valid.eq(0)
-                ).Elif(dg_el, f_valid.eq(1), f_addr.eq(dg.addr), f_skip.eq(d_skip), f_first.eq(dg.first),
-                       f_last.eq(dg.last)
-                ).Else(f_valid.eq(0))
-            ).Elif(dg_el, g_valid.eq(1), g_addr.eq(dg.addr), g_skip.eq(d_skip), g_first.eq(dg.first),
-                   g_last.eq(dg.last)),
+            skid(sg_el, e_take, e_valid, k_valid, [(e_addr, k_addr, sg.addr), (e_skip, k_skip, s_skip)]),
+            skid(dg_el, f_take, f_valid, g_valid, [(f_addr, g_addr, dg.addr), (f_skip, g_skip, d_skip),
+                                                   (f_first, g_first, dg.first), (f_last, g_last, dg.last)]),
         ]
         slow_bus = ddr.bus
         self.comb += If(vmode, *vec.bus.connect(self.bus)).Else(*slow_bus.connect(self.bus))
