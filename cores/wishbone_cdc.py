@@ -30,9 +30,11 @@ arrives) and starts again.  A burst therefore streams at one word per clock of
 the slower side once the FIFOs fill; a single read (``cti`` 0) costs the
 round trip through both FIFOs.
 
-The down side re-forms bursts: it holds up to three beats in registers (read
-from the FIFO while the third is free, so the slave's acknowledge never
-reaches the FIFO's pointers in the same clock) and offers the first with
+The down side re-forms bursts: it holds up to three beats in a ring of
+registers (read from the FIFO while fewer than three are held, so the
+slave's acknowledge never reaches the FIFO's pointers in the same clock, and
+moves only the ring's read pointer and count, not the beats' registers) and
+offers the first with
 ``cti`` = 0b010 when the second is already there, at the following word address and of the same kind (read or
 write), up to ``max_burst`` beats; else 0b111 (the last beat of a burst) or
 0 (a single access).  ``cti`` is frozen from the first clock a beat is offered
@@ -161,15 +163,28 @@ class WishboneCDC(LiteXModule):
             ]
 
         # -- down side (cd_down) ---------------------------------------------
-        # The beats taken from the FIFO wait in three registers, e[0] the one
-        # offered.  The FIFO is read when e[2] is free, a registered
-        # condition: the slave's acknowledge (through the SoC's crossbar)
-        # moves the registers only, never the FIFO's pointers.
+        # The beats taken from the FIFO wait in a ring of four registers, at
+        # most three of them full; ``rp`` points at the one offered.  The
+        # FIFO is read while fewer than three are full, a registered
+        # condition, so the slave's acknowledge (through the SoC's crossbar)
+        # moves only the read pointer and the count: it never reaches the
+        # FIFO's pointers or the beats' ~70 flip-flop enables (the ULX3S's
+        # `sys` critical path ended there, docs/fpga.md).
         sync_down = getattr(self.sync, cd_down)
         src = req.source
-        e = [Record(req_layout) for _ in range(3)]
-        v = [Signal() for _ in range(3)]
-        cur = e[0]
+        ring = [Record(req_layout) for _ in range(4)]
+        rp = Signal(2)           # the beat offered
+        wp = Signal(2)           # the slot the FIFO's next beat goes to
+        count = Signal(2)        # beats held, 0 .. 3
+        fields = [name for name, _ in req_layout]
+        cur = Record(req_layout)
+        nxt = Record(req_layout)     # the beat after the one offered
+        nrp = Signal(2)
+        self.comb += nrp.eq(rp + 1)
+        for f in fields:
+            self.comb += [getattr(cur, f).eq(Array([getattr(r, f) for r in ring])[rp]),
+                          getattr(nxt, f).eq(Array([getattr(r, f) for r in ring])[nrp])]
+        v = [count != 0, count >= 2]
         pending = Signal()       # the current beat is offered and not yet acknowledged
         cti_r = Signal(3)
         blen = Signal(max=max_burst)     # beats of the current burst acknowledged
@@ -181,7 +196,7 @@ class WishboneCDC(LiteXModule):
         take_src = Signal()
         consec = Signal()
         self.comb += [
-            consec.eq(v[1] & (e[1].we == cur.we) & (e[1].adr == cur.adr + 1) & (blen != max_burst - 1)),
+            consec.eq(v[1] & (nxt.we == cur.we) & (nxt.adr == cur.adr + 1) & (blen != max_burst - 1)),
             cti.eq(Mux(pending, cti_r, Mux(consec, CTI_INCR, Mux(blen != 0, CTI_END, CTI_CLASSIC)))),
             # A first beat while the next one is arriving: offer it the
             # clock after, when its cti (a burst or not) is known.
@@ -196,32 +211,20 @@ class WishboneCDC(LiteXModule):
             down.cti.eq(cti),
             down.bte.eq(0),
             done.eq(offer & (down.ack | down.err)),
-            take_src.eq(src.valid & ~v[2]),
+            take_src.eq(src.valid & (count != 3)),
             src.ready.eq(take_src),
             rsp.sink.valid.eq(done & ~cur.we),
             rsp.sink.dat_r.eq(down.dat_r),
             rsp.sink.err.eq(down.err),
             self.down_idle.eq(~v[0] & ~src.valid),
         ]
-        fields = [name for name, _ in req_layout]
-
-        def load(dst, src_rec):
-            return [getattr(dst, f).eq(getattr(src_rec, f)) for f in fields]
-        # Slot k keeps its beat, takes the one above (done), or takes the
-        # FIFO's when it is the first free slot.
-        for k in range(3):
-            above = e[k + 1] if k < 2 else None
-            v_above = v[k + 1] if k < 2 else 0
-            v_below = v[k - 1] if k > 0 else 1
-            shifted = If(v_above, *load(e[k], above)).Else(*load(e[k], src)) if above is not None \
-                else load(e[k], src)
-            sync_down += If(done,
-                shifted,
-                v[k].eq(v_above | (v[k] & take_src)),
-            ).Else(
-                If(~v[k], *load(e[k], src)),
-                v[k].eq(v[k] | (v_below & take_src)),
-            )
+        for k in range(4):
+            sync_down += If(take_src & (wp == k), *[getattr(ring[k], f).eq(getattr(src, f)) for f in fields])
+        sync_down += [
+            If(take_src, wp.eq(wp + 1)),
+            If(done, rp.eq(rp + 1)),
+            count.eq(count + take_src - done),
+        ]
         sync_down += [
             If(offer & ~done, pending.eq(1), cti_r.eq(cti)).Else(pending.eq(0)),
             If(done, If(cti == CTI_INCR, blen.eq(blen + 1)).Else(blen.eq(0))),
