@@ -15,13 +15,18 @@ so it needs no wider adder than the truncating shift.
 Three pipeline stages, so that each fits a 50 MHz clock on an ECP5 (see
 docs/pcore.md, "Pipeline"):
 
-A. the product ``a*b`` (the DSP block), ``a << sh``, ``a+b``/``a-b``, the
+A. the product (the DSP block): ``a*b``, or ``a * 2**lo`` for the left
+   shifts (``shl``, ``accadd``, ``accset``; ``sh = lo + W*hi``, ``lo < W``),
+   so the lane has no left barrel shifter; ``a+b``/``a-b``, the
    non-saturating results and the flag, and the operand of the rounding
    shift (``acc_in`` for ``accr``, ``a`` for ``asr``);
 B. the rounding right shift, one shifter for ``mul`` (the product),
-   ``asr`` and ``accr`` (the three ops never share a clock), and the new
+   ``asr`` and ``accr`` (the three ops never share a clock); ``a << sh``
+   as the product moved up by ``W*hi`` bits (one 2:1 multiplexer); the new
    accumulator;
-C. saturation of the data result.
+C. saturation of the data result (``shl``'s too: below ``sh = W`` the
+   product is ``a << sh`` exactly, from ``W`` up any nonzero ``a``
+   overflows).
 
 Ports (all outputs registered, latency ``LATENCY``):
 
@@ -46,7 +51,7 @@ Ports (all outputs registered, latency ``LATENCY``):
 
 from pathlib import Path
 
-from myhdl import Signal, always, block, intbv, toVerilog  # noqa: F401
+from myhdl import Signal, always, block, concat, intbv, toVerilog  # noqa: F401
 
 from tensorsoc.spec import pcore_isa
 from tensorsoc.spec.pcore_isa import LANE_LATENCY, OP, OP_BITS
@@ -63,7 +68,9 @@ def shift_bits_for(acc_width):
 def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
-    assert AW >= 2 * W, "the accumulator must hold a full product"
+    # The left shifts run through the multiplier as a * 2**lo, moved up by
+    # W*hi bits: sh < AW = 2W, so hi is 0 or 1.
+    assert AW == 2 * W, "the lane takes an accumulator of twice the data width"
     DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
     PW = 2 * W                     # product width
     RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a
@@ -85,15 +92,14 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
     a_op = Signal(intbv(0)[len(op):])
     a_shm1 = Signal(intbv(0)[len(sh):])              # sh - 1 (the rounding shifter's amount)
     a_sh0 = Signal(bool(0))                          # sh == 0: no rounding
-    a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))
-    a_lsh = sig(-(1 << (AW - 1)), 1 << (AW - 1))     # a << sh, wrapped to AW bits (accadd, accset)
-    a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, shl (an overflowing shl: +-2**W)
+    a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
+    a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
+    a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W)
     a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (accr, mac, accadd) or a (asr)
     a_rnd_prod = Signal(bool(0))                     # the rounding shift takes the product (mul)
     a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr)
     a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
     a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
-    a_acc_prod = Signal(bool(0))                     # mac, macz: the product is added, else a << sh
     a_fwd = Signal(bool(0))                          # the sum starts from acc_out (the bypass)
     a_flag = Signal(bool(0))
     # Stage B registers: the value to saturate, the new accumulator.
@@ -106,30 +112,42 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
     @always(clk.posedge)
     def stage_a():
         dsum = intbv(0, min=-(1 << W), max=1 << W)
-        lsh = intbv(0)[AW:]
-        top = intbv(0)[AW - W + 1:]
         res = intbv(0, min=DMIN, max=DMAX + 1)
+        mb = intbv(0, min=-(1 << W), max=1 << W)     # the multiplier's second operand
+        lo = intbv(0)[len(sh):]
+        hi = bool(0)
+        shift_op = bool(0)
 
-        a_prod.next = a * b
-        # a << sh in AW bits: exact while sh <= AW - W (AW >= 2W), so an shl
-        # fits in W bits iff bits AW-1 .. W-1 are all equal; beyond, any
-        # nonzero a overflows.
-        lsh[:] = (a << sh) & ((1 << AW) - 1)
-        a_lsh.next = lsh.signed()
-        top[:] = lsh[AW:W - 1]
+        # a << sh as a * 2**lo (sh = lo + W*hi): the DSP block is the left
+        # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.
+        shift_op = op == OP_SHL or op == OP_ACCADD or op == OP_ACCSET
+        if sh >= W:
+            hi = True
+            lo[:] = sh - W
+        else:
+            hi = False
+            lo[:] = sh
+        if shift_op:
+            mb[:] = 1 << lo
+        else:
+            mb[:] = b
+        a_prod.next = a * mb
+        a_hi.next = hi and (op == OP_ACCADD or op == OP_ACCSET)
         # one register for the accumulator operand (accr's rounding, the
         # sum of mac and accadd) and asr's operand
         if op == OP_ACCR or op == OP_MAC or op == OP_ACCADD:
             a_x.next = acc_in
         else:
             a_x.next = a
-        # stage B's selects, decoded here so that they leave flip-flops
-        a_rnd_prod.next = op == OP_MUL
-        a_rnd_res.next = op == OP_MUL or op == OP_ASR or op == OP_ACCR
+        # stage B's selects, decoded here so that they leave flip-flops.
+        # shl below sh = W (or of a = 0): the product, unshifted, saturated
+        # in stage C; from W up a nonzero a overflows (a_sat's marker).
+        a_rnd_prod.next = op == OP_MUL or op == OP_SHL
+        a_rnd_res.next = op == OP_MUL or op == OP_ASR or op == OP_ACCR \
+            or (op == OP_SHL and (not hi or a == 0))
         a_acc_keep.next = op == OP_MAC or op == OP_ACCADD
-        a_acc_prod.next = op == OP_MAC or op == OP_MACZ
         a_fwd.next = fwd
-        if sh == 0:
+        if sh == 0 or op == OP_SHL:
             a_sh0.next = True
             a_shm1.next = 0
         else:
@@ -144,13 +162,10 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
             dsum[:] = a - b
             a_sat.next = dsum
         elif op == OP_SHL:
-            if a != 0 and (sh > AW - W or (top != 0 and top != (1 << (AW - W + 1)) - 1)):
-                if a < 0:
-                    a_sat.next = -(1 << W)
-                else:
-                    a_sat.next = 1 << W
+            if a < 0:
+                a_sat.next = -(1 << W)
             else:
-                a_sat.next = lsh[W:].signed()
+                a_sat.next = 1 << W
 
         res[:] = 0
         if op == OP_MAX:
@@ -193,6 +208,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
         base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
         addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
         sumw = intbv(0)[AW + 1:]
+        lshw = intbv(0)[AW:]
 
         # round-half-up right shift by sh >= 1, with one shifter:
         # y = x >> (sh - 1), then (y >> 1) + (y & 1)
@@ -217,19 +233,21 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
         b_res.next = a_res
 
         # accumulator: one AW-bit adder, wrapping modulo 2**AW:
-        # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; else a << sh);
-        # with the bypass, acc is the result stage C holds (the same
-        # thread's previous instruction, 2 clocks before)
+        # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; accadd,
+        # accset: a << sh = the product a * 2**lo, moved up by W bits when
+        # sh >= W); with the bypass, acc is the result stage C holds (the
+        # same thread's previous instruction, 2 clocks before)
         if a_acc_keep and a_fwd:
             base[:] = acc_out
         elif a_acc_keep:
             base[:] = a_x[AW:].signed()
         else:
             base[:] = 0
-        if a_acc_prod:
-            addend[:] = a_prod
+        if a_hi:
+            lshw[:] = concat(a_prod[AW - W:], intbv(0)[W:])
+            addend[:] = lshw.signed()
         else:
-            addend[:] = a_lsh
+            addend[:] = a_prod
         sumw[:] = (base + addend) & ((1 << AW) - 1)
         b_acc.next = sumw[AW:].signed()
         b_flag.next = a_flag
