@@ -182,13 +182,106 @@ def parse_hold_violations(text):
 
 # Build ------------------------------------------------------------------------
 
+# Following the tools ----------------------------------------------------------
+
+POLL_S = 5
+PROGRESS_EVERY_S = 60
+_ROUTER2_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+_YOSYS_STEP = re.compile(r"^(\d+(?:\.\d+)*)\. Executing (.*?)\.?$")
+_HEAP_ITER = re.compile(r"at iteration #(\d+), type ALL")
+_SA_ITER = re.compile(r"at iteration #(\d+): temp =")
+# router2 has no iteration limit: on a placement that congests it runs for
+# hours.  It is taken as diverging when, from iteration ROUTER2_AFTER on,
+# the fewest overused wires over the last ROUTER2_WINDOW iterations exceed
+# both ROUTER2_FLOOR and ROUTER2_FACTOR x the fewest so far.  The builds of
+# docs/fpga.md: the ones that converged fell below 40 overused wires and
+# stayed under 30 for their last 80 iterations; the ones that did not
+# reached their fewest (178 - 900) at iterations 26-58 and then grew
+# steadily (841 at 121, 2,139 at 52).
+ROUTER2_AFTER = 40
+ROUTER2_WINDOW = 20
+ROUTER2_FACTOR = 2.0
+ROUTER2_FLOOR = 100
+
+
+def router2_diverging(iters, after=ROUTER2_AFTER, window=ROUTER2_WINDOW, factor=ROUTER2_FACTOR,
+                      floor=ROUTER2_FLOOR):
+    """None, or why router2's run (``iters``: [(iteration, overused wires)],
+    in order) is taken as diverging."""
+    if len(iters) < window or iters[-1][0] < after:
+        return None
+    best_it, best = min(iters, key=lambda t: (t[1], t[0]))
+    recent = min(o for _, o in iters[-window:])
+    if recent > floor and recent > factor * best:
+        return (f"router2 is not converging: at least {recent} overused wires in each of iterations "
+                f"{iters[-window][0]}-{iters[-1][0]}, against {best} at iteration {best_it}.")
+    return None
+
+
+class FlowWatch:
+    """Follows the build log as it grows: the tool and step running, and
+    router2's overused wires per iteration."""
+
+    def __init__(self):
+        self.tool = "yosys"
+        self.step = ""
+        self.router = []        # [(iteration, overused wires)]
+        self._partial = ""
+
+    def feed(self, text):
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            self._line(line)
+
+    def _line(self, line):
+        m = _ROUTER2_ITER.search(line)
+        if m:
+            self.router.append((int(m.group(1)), int(m.group(2))))
+            self.tool, self.step = "nextpnr", "routing"
+            return
+        if self.tool == "yosys":
+            m = _YOSYS_STEP.match(line)
+            if m:
+                self.step = f"{m.group(1)} {m.group(2)}"
+            elif line.startswith("Info: Packing"):
+                self.tool, self.step = "nextpnr", "packing"
+            return
+        if line.startswith("Info: Running main analytical placer"):
+            self.step = "placing (HeAP)"
+        elif (m := _HEAP_ITER.search(line)) and self.step.startswith("placing (HeAP"):
+            self.step = f"placing (HeAP iteration {m.group(1)})"
+        elif line.startswith("Info: Running simulated annealing placer"):
+            self.step = "refining the placement"
+        elif (m := _SA_ITER.search(line)) and self.step.startswith("refining"):
+            self.step = f"refining the placement (iteration {m.group(1)})"
+        elif line.startswith("Info: Routing globals") or line.startswith("Info: Running router2"):
+            self.step = "routing"
+        elif line.startswith("Info: Program finished normally"):
+            self.tool, self.step = "ecppack", ""
+
+    def status(self):
+        """One line: what runs now."""
+        if self.tool == "nextpnr" and self.step == "routing" and self.router:
+            it, over = self.router[-1]
+            best_it, best = min(self.router, key=lambda t: (t[1], t[0]))
+            return (f"nextpnr routing, router2 iteration {it}: {over} overused wires "
+                    f"(fewest {best}, at iteration {best_it})")
+        return f"{self.tool} {self.step}".rstrip()
+
+
+def _minutes(seconds):
+    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
+
+
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
-    def __init__(self, target, config=None, build_dir=None, log=print, seed=1):
+    def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
+        self.keep_routing = keep_routing     # never stop a diverging router2
         self.bin_dir = self.build_dir / "bin"
         self.times_file = self.build_dir / "tool_times.txt"
 
@@ -281,23 +374,61 @@ class BoardBuild(SoCBuild):
 
     def run_tools(self):
         """Runs LiteX's build script with the wrappers on PATH; the tools'
-        output goes to build.log.  Returns {tool: seconds}."""
+        output goes to build.log, followed by ``FlowWatch``: a progress line
+        every ``PROGRESS_EVERY_S`` and, unless ``keep_routing``, a stop when
+        router2 diverges (``router2_diverging``).  Returns {tool: seconds}."""
+        import signal
         self.times_file.unlink(missing_ok=True)
         for stale in (self.bitstream, self.nextpnr_report):
             stale.unlink(missing_ok=True)
         env = dict(os.environ, PATH=f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
         script = self.gateware_dir / f"build_{TOP}.sh"
-        with open(self.log_file, "w") as logf:
-            r = subprocess.run(["bash", script.name], cwd=self.gateware_dir, env=env,
-                               stdout=logf, stderr=subprocess.STDOUT)
+        watch = FlowWatch()
+        stopped = None
+        t0 = time.monotonic()
+        last_report = t0
+        with open(self.log_file, "w") as logf, open(self.log_file) as follow:
+            proc = subprocess.Popen(["bash", script.name], cwd=self.gateware_dir, env=env,
+                                    stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                while True:
+                    try:
+                        proc.wait(timeout=POLL_S)
+                        finished = True
+                    except subprocess.TimeoutExpired:
+                        finished = False
+                    watch.feed(follow.read())
+                    if finished:
+                        break
+                    now = time.monotonic()
+                    if now - last_report >= PROGRESS_EVERY_S:
+                        last_report = now
+                        self.log(f"[fpga] {_minutes(now - t0)}: {watch.status()}")
+                    if not self.keep_routing:
+                        stopped = router2_diverging(watch.router)
+                        if stopped:
+                            os.killpg(proc.pid, signal.SIGTERM)
+                            proc.wait()
+                            break
+            except BaseException:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                    proc.wait()
+                raise
         times = {}
         if self.times_file.exists():
             for line in self.times_file.read_text().splitlines():
-                name, start, end, _ = line.split()
-                times[name] = times.get(name, 0.0) + float(end) - float(start)
-        if r.returncode:
+                parts = line.split()
+                if len(parts) == 4:
+                    name, start, end, _ = parts
+                    times[name] = times.get(name, 0.0) + float(end) - float(start)
+        if stopped:
+            raise BuildError(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} This placement "
+                             f"congests; try another --seed (docs/fpga.md, \"Measured builds\"), or "
+                             f"--keep-routing to let router2 go on. Full log: {self.log_file}")
+        if proc.returncode:
             tail = "".join(self.log_file.read_text().splitlines(True)[-25:])
-            raise BuildError(f"the FPGA tools failed (exit {r.returncode}; full log: {self.log_file}):\n{tail}")
+            raise BuildError(f"the FPGA tools failed (exit {proc.returncode}; full log: {self.log_file}):\n{tail}")
         return times
 
     def read_report(self, times):
@@ -456,7 +587,8 @@ def cmd_bitstream(args):
     try:
         target = get(args.board)
         seed = target.seed if args.seed is None else args.seed
-        build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed)
+        build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
+                           keep_routing=args.keep_routing)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -481,6 +613,9 @@ def register(groups):
     p.add_argument("--build-dir", default=None, help="build folder inside the project (default: build/<board>)")
     p.add_argument("--seed", type=int, default=None,
                    help="nextpnr placement seed (default: the target's, --list shows it)")
+    p.add_argument("--keep-routing", action="store_true",
+                   help="let nextpnr's router2 go on when it diverges (by default the build stops with an "
+                        "error once its overused wires have stayed above twice their fewest for 20 iterations)")
     p.add_argument("--no-tools", action="store_true",
                    help="stop after writing the Verilog, constraints and build script")
     p.set_defaults(func=cmd_bitstream)

@@ -305,3 +305,82 @@ def test_hold_violation_fails_the_build(monkeypatch, capsys):
     assert report["timing_met"] is False and all(c["met"] for c in report["fmax"])
     assert len(report["hold_violations"]) == 2
     assert "hold        2 violation(s)" in (build_dir / "report.txt").read_text()
+
+
+# router2's overused wires per iteration, shaped like the ULX3S builds of
+# docs/fpga.md: one that converged (down to a few wires, hovering there for
+# 80 iterations) and one that did not (fewest 762 at iteration 29, then
+# growing).
+CONVERGING = ([(i, int(50000 / i ** 1.6)) for i in range(1, 60)]
+              + [(i, 2 + (i * 7) % 19) for i in range(60, 185)] + [(185, 0)])
+DIVERGING = [(i, 762 + (29 - i) * 150) for i in range(1, 30)] + [(29 + k, 762 + 45 * k) for k in range(1, 60)]
+
+
+def test_router2_diverging():
+    from tensorsoc.soc.bitstream import router2_diverging
+    assert all(router2_diverging(CONVERGING[:n]) is None for n in range(1, len(CONVERGING) + 1))
+    first = next(n for n in range(1, len(DIVERGING) + 1) if router2_diverging(DIVERGING[:n]))
+    why = router2_diverging(DIVERGING[:first])
+    # the fewest of the last 20 iterations passes twice the fewest so far
+    assert DIVERGING[first - 20][1] > 2 * 762 >= DIVERGING[first - 21][1]
+    assert "against 762 at iteration 29" in why and "not converging" in why
+    # below the floor (the endgame of a converging run) nothing is stopped
+    assert router2_diverging([(i, 10) for i in range(1, 40)] + [(i, 90) for i in range(40, 100)]) is None
+
+
+def test_flow_watch_follows_the_log():
+    """The progress line follows yosys's steps, nextpnr's placement and
+    router2's iterations, from a log read in pieces that split lines."""
+    from tensorsoc.soc.bitstream import FlowWatch
+    log = ("1. Executing Verilog-2005 frontend: tensorsoc.v\n"
+           "5.47.18.5. Executing ABC9.\n"
+           "Info: Packing IOs..\n"
+           "Info: Running main analytical placer, max placement attempts per cell = 1.\n"
+           "Info:     at iteration #7, type ALL: wirelen solved = 1, spread = 2, legal = 3; time = 8.79s\n"
+           "Info: Running simulated annealing placer for refinement.\n"
+           "Info:   at iteration #5: temp = 0.000000, timing cost = 1, wirelen = 2\n"
+           "Info: Running router2...\n"
+           "Info:     iter=1 wires=664404 overused=50883 overuse=60622 archfail=NA\n"
+           "Info:     iter=2 wires=681423 overused=32425 overuse=35011 archfail=NA\n"
+           "Info:     iter=3 wires=689310 overused=40539 overuse=41199 archfail=NA\n"
+           "Info: Program finished normally.\n")
+    marks = {"ABC9.": "yosys 5.47.18.5 ABC9", "IOs..": "nextpnr packing",
+             "= 8.79s": "nextpnr placing (HeAP iteration 7)",
+             "wirelen = 2": "nextpnr refining the placement (iteration 5)",
+             "overuse=41199 archfail=NA": "nextpnr routing, router2 iteration 3: 40539 overused wires "
+                                          "(fewest 32425, at iteration 2)",
+             "normally.": "ecppack"}
+    watch = FlowWatch()
+    pos = 0
+    for mark, status in marks.items():
+        end = log.index(mark) + len(mark) + 1        # through the newline
+        watch.feed(log[pos:end - 5])                 # a piece ending mid-line: not read yet
+        watch.feed(log[end - 5:end])
+        pos = end
+        assert watch.status() == status
+    assert watch.router == [(1, 50883), (2, 32425), (3, 40539)]
+
+
+def test_diverging_router_stops_the_build(monkeypatch):
+    """The tools' script prints a diverging router2 and would run on for a
+    minute: the build stops it with an error naming the iterations and the
+    fix, unless --keep-routing."""
+    from tensorsoc.soc import bitstream
+    from tensorsoc.soc.builder import BuildError
+    monkeypatch.setattr(bitstream, "POLL_S", 0.05)
+    build = bitstream.BoardBuild(get("colorlight_i5"), build_dir=BUILD / "router2-stop")
+    build.gateware_dir.mkdir(parents=True, exist_ok=True)
+    build.bin_dir.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"echo 'Info:     iter={i} wires=1 overused={o} overuse={o} archfail=NA'\n"
+                    for i, o in DIVERGING)
+    (build.gateware_dir / f"build_{bitstream.TOP}.sh").write_text(lines + "sleep 60\n")
+    t0 = __import__("time").monotonic()
+    with pytest.raises(BuildError, match=r"router2 is not converging: .* try another --seed"):
+        build.run_tools()
+    assert __import__("time").monotonic() - t0 < 30          # stopped, not waited for
+    assert "overused=762" in build.log_file.read_text()
+    # --keep-routing: the same script runs to its end (cut short here)
+    (build.gateware_dir / f"build_{bitstream.TOP}.sh").write_text(lines + "exit 3\n")
+    build.keep_routing = True
+    with pytest.raises(BuildError, match=r"the FPGA tools failed \(exit 3"):
+        build.run_tools()
