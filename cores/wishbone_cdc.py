@@ -168,8 +168,9 @@ class WishboneCDC(LiteXModule):
         # FIFO is read while fewer than three are full, a registered
         # condition, so the slave's acknowledge (through the SoC's crossbar)
         # moves only the read pointer and the count: it never reaches the
-        # FIFO's pointers or the beats' ~70 flip-flop enables (the ULX3S's
-        # `sys` critical path ended there, docs/fpga.md).
+        # FIFO's pointers or the enables of the beats' flip-flops (~200 for
+        # three beats, which a shift register moved on each acknowledge: the
+        # ULX3S's `sys` critical path ended there, docs/fpga.md).
         sync_down = getattr(self.sync, cd_down)
         src = req.source
         ring = [Record(req_layout) for _ in range(4)]

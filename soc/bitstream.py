@@ -180,8 +180,6 @@ def parse_hold_violations(text):
     return _LOG_HOLD.findall(text)
 
 
-# Build ------------------------------------------------------------------------
-
 # Following the tools ----------------------------------------------------------
 
 POLL_S = 5
@@ -273,6 +271,8 @@ class FlowWatch:
 def _minutes(seconds):
     return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
 
+
+# Build ------------------------------------------------------------------------
 
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
