@@ -91,13 +91,13 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
     # non-saturating results, the accumulator operands.
     a_op = Signal(intbv(0)[len(op):])
     a_shm1 = Signal(intbv(0)[len(sh):])              # sh - 1 (the rounding shifter's amount)
-    a_sh0 = Signal(bool(0))                          # sh == 0: no rounding
+    a_sh0 = Signal(bool(0))                          # sh == 0 or shl: no rounding shift
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
     a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
     a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W)
     a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (accr, mac, accadd) or a (asr)
-    a_rnd_prod = Signal(bool(0))                     # the rounding shift takes the product (mul)
-    a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr)
+    a_rnd_prod = Signal(bool(0))                     # the rounding shift takes the product (mul, shl)
+    a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr, shl in range)
     a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
     a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
     a_fwd = Signal(bool(0))                          # the sum starts from acc_out (the bypass)
