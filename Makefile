@@ -74,8 +74,9 @@ digits: setup ## a trained CNN end to end: import examples/digits' ONNX, golden 
 test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
 	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
 
-regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/), then every FPGA block's area budget and the clock-domain crossing at five clock ratios
+regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/), then the long pytest tier, every FPGA block's area budget and the clock-domain crossing at five clock ratios
 	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	TSOC_LONG=1 $(PYTEST) -q -ra -m long
 	TSOC_FPGA_AREA=all $(PYTEST) -q -ra tests/test_fpga_area.py
 	TSOC_CDC_LONG=1 $(PYTEST) -q -ra tests/test_wishbone_cdc.py
 

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -25,11 +26,19 @@ def fpga_build_process(config):
     return config._tsoc_fpga
 
 
+LONG = os.environ.get("TSOC_LONG") == "1"
+SKIP_LONG = pytest.mark.skip(reason="long tier: `make regress` runs it (TSOC_LONG=1)")
+
+
 @pytest.hookimpl(trylast=True)      # after -m / -k have deselected
 def pytest_collection_modifyitems(session, config, items):
-    """The i5 bitstream test goes last, its build starts now (yosys and
-    nextpnr are single-threaded: the second core builds while the
-    simulations run)."""
+    """The long tier (@pytest.mark.long) is skipped unless TSOC_LONG=1.  The
+    i5 bitstream test goes last, its build starts now (yosys and nextpnr are
+    single-threaded: the second core builds while the simulations run)."""
+    if not LONG:
+        for item in items:
+            if item.get_closest_marker("long"):
+                item.add_marker(SKIP_LONG)
     fpga = [i for i in items if i.nodeid == FPGA_TEST]
     if fpga and not config.option.collectonly:
         items[:] = [i for i in items if i.nodeid != FPGA_TEST] + fpga

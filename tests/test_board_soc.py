@@ -26,7 +26,7 @@ BOARD_SIM = ["--set", f"np={ULX3S.np}", "--set", f"nt={ULX3S.nt}", "--set", f"vw
              "--set", f"accel_clk_freq={100_000_000 * ULX3S.accel_clk_freq // ULX3S.sys_clk_freq}"]
 
 
-@pytest.mark.parametrize("sdram", ["ulx3s", "ulx3s,l2_line=32"])
+@pytest.mark.parametrize("sdram", ["ulx3s", pytest.param("ulx3s,l2_line=32", marks=pytest.mark.long)])
 def test_board_soc_runs_a_model_bit_exact_on_the_accelerator(tmp_path, sdram):
     from tensorsoc.cli import main
     out = tmp_path / "board.json"
@@ -40,6 +40,7 @@ def test_board_soc_runs_a_model_bit_exact_on_the_accelerator(tmp_path, sdram):
     assert data["roofline"]["peak_macs_per_clock"] == ULX3S.np * ULX3S.vw
 
 
+@pytest.mark.long
 def test_board_host_link_at_its_documented_qpi_limit():
     """An 8 KiB WTensor in QPI behind the ULX3S's SDRAM (timings at its
     32 MHz): it passes at the SoC:SCLK ratio the target documents

@@ -20,6 +20,7 @@ OUT = ROOT / "build" / "regress"
 SEED, N, TEST = 5, 2, "ModelTest"          # the cheapest class: about 10 s a test
 
 
+@pytest.mark.long
 def test_killed_workers_are_retried_or_reported_lost(monkeypatch, capsys):
     from tensorsoc.cli import main
     out = OUT / "test-dask"
