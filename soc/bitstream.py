@@ -22,6 +22,7 @@ live inside the project (the default ``build/<board>`` does).
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -77,6 +78,8 @@ class Report:
     bitstream: str = ""
     notes: list = field(default_factory=list)
     hold_violations: list = field(default_factory=list)   # ["clock 'X'" or "path 'X' -> 'Y'"]
+    seed: int = 1                    # nextpnr's placement seed
+    nextpnr_args: list = field(default_factory=list)      # --nextpnr-arg, in order
 
     @property
     def timing_met(self):
@@ -98,6 +101,7 @@ class Report:
             "hold_violations": self.hold_violations,
             "timing_met": self.timing_met, "times_s": self.times_s,
             "bitstream": self.bitstream, "notes": self.notes,
+            "seed": self.seed, "nextpnr_args": self.nextpnr_args,
         }
 
     def text(self):
@@ -108,6 +112,7 @@ class Report:
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
+                 f"  nextpnr     seed {self.seed}" + "".join(f" {a}" for a in self.nextpnr_args),
                  "  utilisation"]
         for cell, name in RESOURCES.items():
             if cell in self.utilisation:
@@ -274,13 +279,26 @@ def _minutes(seconds):
 
 # Build ------------------------------------------------------------------------
 
+# nextpnr options the flow (LiteX's script and write_gateware) passes itself:
+# nextpnr refuses a second one, so --nextpnr-arg may not repeat them.
+FLOW_NEXTPNR_OPTS = ("--json", "--lpf", "--textcfg", "--report", "--threads", "--router", "--85k", "--25k",
+                     "--package", "--speed", "--timing-allow-fail", "--seed", "--freq")
+
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
-    def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False):
+    def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
+                 nextpnr_args=()):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
+        self.nextpnr_args = list(nextpnr_args)   # appended to nextpnr's command line, as given
+        for a in self.nextpnr_args:
+            opt = a.split("=", 1)[0]
+            if opt in FLOW_NEXTPNR_OPTS:
+                raise BuildError(f"--nextpnr-arg {a}: the flow sets nextpnr's {opt} itself"
+                                 + (" (use tsoc bitstream --seed)" if opt == "--seed" else
+                                    " (use --set for the clocks)" if opt == "--freq" else ""))
         self.keep_routing = keep_routing     # never stop a diverging router2
         self.bin_dir = self.build_dir / "bin"
         self.times_file = self.build_dir / "tool_times.txt"
@@ -348,6 +366,7 @@ class BoardBuild(SoCBuild):
         # the accelerator the 85F design is congested enough that router1
         # reroutes for hours (0.5% of the arcs in 15 minutes).
         soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name} --threads 1 --router router2"
+        soc.platform.toolchain._pnr_opts += "".join(f" {shlex.quote(a)}" for a in self.nextpnr_args)
         soc.finalize()                     # adds the CPU's Verilog to the sources
         self._localise_sources(soc.platform)
         soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,
@@ -452,7 +471,7 @@ class BoardBuild(SoCBuild):
                       config=self.config.as_dict(), clocks_mhz=self.clocks_mhz(),
                       utilisation=utilisation, fmax=fmax, times_s=times,
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
-                      notes=notes, hold_violations=hold)
+                      notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args)
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -588,7 +607,7 @@ def cmd_bitstream(args):
         target = get(args.board)
         seed = target.seed if args.seed is None else args.seed
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
-                           keep_routing=args.keep_routing)
+                           keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or ())
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -616,6 +635,11 @@ def register(groups):
     p.add_argument("--keep-routing", action="store_true",
                    help="let nextpnr's router2 go on when it diverges (by default the build stops with an "
                         "error once its overused wires have stayed above twice their fewest for 20 iterations)")
+    p.add_argument("--nextpnr-arg", action="append", metavar="ARG",
+                   help="one more argument for nextpnr-ecp5 (repeatable, each word apart; recorded in "
+                        "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat. Paths are "
+                        "relative to build/<board>/gateware, and must stay inside the project (the tools "
+                        "are sandboxed)")
     p.add_argument("--no-tools", action="store_true",
                    help="stop after writing the Verilog, constraints and build script")
     p.set_defaults(func=cmd_bitstream)

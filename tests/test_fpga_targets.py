@@ -240,7 +240,7 @@ def test_parse_nextpnr_log_keeps_the_final_figure():
     assert fmax["host_spi_clk"].achieved_mhz == 120.0
 
 
-def fake_build(monkeypatch, capsys, name, fmax=None, log=None):
+def fake_build(monkeypatch, capsys, name, fmax=None, log=None, extra=()):
     """`tsoc bitstream --board colorlight_i5` with the tools replaced by
     NEXTPNR_REPORT (``fmax``: achieved MHz per clock net changed) and
     ``log`` as nextpnr's log: (exit status, stderr, build folder)."""
@@ -259,20 +259,35 @@ def fake_build(monkeypatch, capsys, name, fmax=None, log=None):
 
     monkeypatch.setattr(bitstream.BoardBuild, "run_tools", fake_tools)
     build_dir = BUILD / f"colorlight_i5-{name}"
-    status = main(["bitstream", "--board", "colorlight_i5", "--build-dir", str(build_dir)])
+    status = main(["bitstream", "--board", "colorlight_i5", "--build-dir", str(build_dir), *extra])
     return status, capsys.readouterr().err, build_dir
 
 
 def test_timing_failure_fails_the_build(monkeypatch, capsys):
     """A clock below its constraint: report written, exit status 1, the
     failing domain named."""
-    status, err, build_dir = fake_build(monkeypatch, capsys, "timing")
+    status, err, build_dir = fake_build(monkeypatch, capsys, "timing", extra=[
+        "--seed", "3", "--nextpnr-arg=--router2-heatmap", "--nextpnr-arg", "heat map"])
     assert status == 1
     assert "timing not met on colorlight_i5" in err and "accel reached 71.00 MHz < 75.00 MHz" in err
     report = json.loads((build_dir / "report.json").read_text())
     assert report["timing_met"] is False
     assert report["utilisation"]["DP16KD"]["used"] == 30
-    assert "FAIL" in (build_dir / "report.txt").read_text()
+    text = (build_dir / "report.txt").read_text()
+    assert "FAIL" in text
+    # the seed and the extra nextpnr arguments: in the script (quoted) and the report
+    assert report["seed"] == 3 and report["nextpnr_args"] == ["--router2-heatmap", "heat map"]
+    assert "  nextpnr     seed 3 --router2-heatmap heat map\n" in text
+    script = (build_dir / "gateware" / "build_tensorsoc.sh").read_text()
+    assert "--router router2 --router2-heatmap 'heat map'" in script and "--seed 3" in script
+
+
+def test_nextpnr_arg_may_not_repeat_the_flows_options(capsys):
+    from tensorsoc.cli import main
+    assert main(["bitstream", "--board", "colorlight_i5", "--nextpnr-arg=--seed=4", "--no-tools",
+                 "--build-dir", str(BUILD / "colorlight_i5-nextpnr-arg")]) != 0
+    assert "--nextpnr-arg --seed=4: the flow sets nextpnr's --seed itself (use tsoc bitstream --seed)" \
+        in capsys.readouterr().err
 
 
 HOLD_LOG = """
