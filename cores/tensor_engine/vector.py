@@ -360,8 +360,13 @@ class VectorPath(Module):
         ]
         wq = _Packed(word=32, cont=1, mask=len(wmask), data=len(wdata), pcores=config.np)
         self.submodules.wfq = wfq = SyncFIFO(wq.width, 4)
+        # A skipped chunk (out of bound, nothing written) waits for a free
+        # write-queue slot like any other: pop, and with it the clock enables
+        # of every destination generator register, then does not depend on
+        # d_skip, i.e. on the generator's bound and overlap compares (the
+        # ULX3S's accel critical path, 26.5 ns, of which 22.6 ns routing).
         self.comb += [
-            pop.eq(self.active & dg.valid & have & (d_skip | wfq.writable)),
+            pop.eq(self.active & dg.valid & have & wfq.writable),
             self.dst_ready.eq(pop),
             n_pop.eq(Mux(pop, dg.n[:8], 0)),
             wfq.we.eq(pop & ~d_skip),
