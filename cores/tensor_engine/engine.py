@@ -255,20 +255,33 @@ class TensorEngineCore(Module):
         wr_ovl = Signal()          # count: the level is overlapped
 
         # The element count of each side (the product of its level counts,
-        # broadcast levels of the source left out) is multiplied one clock
-        # after the count word is taken, from registers (mul_*): the queue's
+        # broadcast levels of the source left out) is multiplied in two
+        # clocks after the count word is taken, from registers (mul_*): the
+        # 64 x 16 products of the count's two halves in the first
+        # (mul_lo/mul_hi), their sum in the second (mul_go2).  The queue's
         # read, the field and a 64 x 32 multiply in one clock were the
-        # engine's critical path (38 MHz alone on an ECP5).  The next count
-        # word and CHECK come two clocks after a count word at the earliest
-        # (its step word is between), so they see the product.
+        # engine's critical path (38 MHz alone on an ECP5), and the 64 x 32
+        # multiply from registers still was (47.6 MHz out of context at 2 x 8
+        # x 4).  A count word is a level's first word and the step word
+        # always follows it, so the next count word comes two clocks after
+        # at the earliest (its product starts a clock later, when this one
+        # has landed) and CHECK three (step, SETTLE): both see the product.
         mul_go = Signal()
+        mul_go2 = Signal()
         mul_side = Signal()
+        mul_side2 = Signal()
         mul_cnt = Signal(32)
         cur_prod = Signal(64)
+        mul_lo = Signal(80)
+        mul_hi = Signal(80)
         new_prod = Signal(96)
         self.comb += [
             cur_prod.eq(Mux(mul_side, prod[1], prod[0])),
-            new_prod.eq(cur_prod * mul_cnt),
+            new_prod.eq(mul_lo + (mul_hi << 16)),
+        ]
+        self.sync += [
+            mul_go2.eq(mul_go), mul_side2.eq(mul_side),
+            If(mul_go, mul_lo.eq(cur_prod * mul_cnt[:16]), mul_hi.eq(cur_prod * mul_cnt[16:])),
         ]
         chk_mask = Signal(8)
         ovl_mask = Signal(8)
@@ -444,8 +457,8 @@ class TensorEngineCore(Module):
             If(level_take & (lw == lf["count"]),
                 If(w == 0, bad_count.eq(1)),
                 If(~lvl_bc, mul_go.eq(1), mul_side.eq(sidesel), mul_cnt.eq(w))),
-            If(mul_go,
-                If(mul_side, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
+            If(mul_go2,
+                If(mul_side2, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
                 .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
         ]
         for k in range(2):
