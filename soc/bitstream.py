@@ -397,6 +397,7 @@ class BoardBuild(SoCBuild):
         every ``PROGRESS_EVERY_S`` and, unless ``keep_routing``, a stop when
         router2 diverges (``router2_diverging``).  Returns {tool: seconds}."""
         import signal
+        import threading
         self.times_file.unlink(missing_ok=True)
         for stale in (self.bitstream, self.nextpnr_report):
             stale.unlink(missing_ok=True)
@@ -406,6 +407,15 @@ class BoardBuild(SoCBuild):
         stopped = None
         t0 = time.monotonic()
         last_report = t0
+        # The tools run in a session of their own (Ctrl-C does not reach
+        # them): a SIGTERM to this process (kill, a CI timeout) becomes an
+        # exception, so that the handler below stops them too, rather than
+        # leaving nextpnr running for hours without its parent.
+        def terminated(signum, frame):
+            raise SystemExit(128 + signum)
+        on_main = threading.current_thread() is threading.main_thread()
+        if on_main:
+            old_term = signal.signal(signal.SIGTERM, terminated)
         with open(self.log_file, "w") as logf, open(self.log_file) as follow:
             proc = subprocess.Popen(["bash", script.name], cwd=self.gateware_dir, env=env,
                                     stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
@@ -434,6 +444,9 @@ class BoardBuild(SoCBuild):
                     os.killpg(proc.pid, signal.SIGTERM)
                     proc.wait()
                 raise
+            finally:
+                if on_main:
+                    signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
         times = {}
         if self.times_file.exists():
             for line in self.times_file.read_text().splitlines():

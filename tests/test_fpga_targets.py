@@ -6,6 +6,7 @@ timing check."""
 import json
 import os
 import re
+import time
 
 import pytest
 
@@ -404,3 +405,39 @@ def test_diverging_router_stops_the_build(monkeypatch):
     build.keep_routing = True
     with pytest.raises(BuildError, match=r"the FPGA tools failed \(exit 3"):
         build.run_tools()
+
+
+def test_terminated_build_stops_its_tools():
+    """A SIGTERM to `tsoc bitstream` (kill, a CI timeout) stops the tools
+    too: they run in a session of their own and would otherwise go on."""
+    import signal
+    import subprocess
+    import sys
+    build_dir = BUILD / "sigterm"
+    gw = build_dir / "gateware"
+    gw.mkdir(parents=True, exist_ok=True)
+    pid_file = gw / "tools.pid"
+    pid_file.unlink(missing_ok=True)
+    (gw / "build_tensorsoc.sh").write_text(f"echo $$ > {pid_file.name}\nexec sleep 120\n")
+    code = ("from tensorsoc.soc import bitstream\n"
+            "from tensorsoc.soc.targets import get\n"
+            f"b = bitstream.BoardBuild(get('colorlight_i5'), build_dir={str(build_dir)!r})\n"
+            "b.bin_dir.mkdir(parents=True, exist_ok=True)\n"
+            "b.run_tools()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    try:
+        for _ in range(600):                       # the tools' shell has started (at most a minute)
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            assert proc.poll() is None, "run_tools ended before its tools started"
+            time.sleep(0.1)
+        tool_pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        with pytest.raises(ProcessLookupError):    # stopped with it, and reaped
+            for _ in range(50):
+                os.kill(tool_pid, 0)
+                time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
