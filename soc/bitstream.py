@@ -284,6 +284,7 @@ def _minutes(seconds):
 FLOW_NEXTPNR_OPTS = ("--json", "--lpf", "--textcfg", "--report", "--threads", "--router", "--85k", "--25k",
                      "--package", "--speed", "--timing-allow-fail", "--seed", "--freq")
 
+
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
@@ -414,11 +415,11 @@ class BoardBuild(SoCBuild):
         def terminated(signum, frame):
             raise SystemExit(128 + signum)
         on_main = threading.current_thread() is threading.main_thread()
-        if on_main:
-            old_term = signal.signal(signal.SIGTERM, terminated)
         with open(self.log_file, "w") as logf, open(self.log_file) as follow:
             proc = subprocess.Popen(["bash", script.name], cwd=self.gateware_dir, env=env,
                                     stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            if on_main:
+                old_term = signal.signal(signal.SIGTERM, terminated)
             try:
                 while True:
                     try:
