@@ -25,7 +25,10 @@ class TensorSoC(SoCCore):
         self.tsoc_config = config   # (LiteX uses self.config for its own dict)
         SoCCore.__init__(self, platform, config.sys_clk_freq,
             ident                    = "tensorsoc",
-            ident_version            = True,
+            # No build time in the identifier ROM: with it, every build was a
+            # different netlist and nextpnr a different placement, so a board
+            # result (or a failure) could not be reproduced, even at one seed.
+            ident_version            = False,
             cpu_type                 = "vexriscv",
             cpu_variant              = cpu_variant,
             integrated_rom_size      = config.rom_size,
