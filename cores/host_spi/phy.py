@@ -7,7 +7,8 @@ Three reset-less clock domains, all driven by the host's pins:
   asynchronous FIFO towards the system clock domain;
 * ``hspi_tx`` on SCLK rising edges: the device drives read data there, popped
   from an asynchronous FIFO the system side fills;
-* ``hspi_cs`` on CS_N rising edges: counts transactions (the *epoch*).
+* ``hspi_cs`` on CS_N rising edges: counts transactions (the *epoch*), as
+  a ripple counter (``hspi_cs1`` .. ``hspi_cs7`` clock its upper bits).
 
 No domain sees an edge between transactions, so none can be reset by CS_N
 synchronously.  Instead each SCLK domain compares the epoch it saw last with
@@ -68,18 +69,34 @@ class HostSPIPHY(LiteXModule):
 
         self.cd_hspi_rx = ClockDomain(reset_less=True)
         self.cd_hspi_tx = ClockDomain(reset_less=True)
-        self.cd_hspi_cs = ClockDomain(reset_less=True)
         self.cd_hspi_sys = ClockDomain(reset_less=True)  # sys clock, never reset: FIFO pointers
         self.comb += [
             self.cd_hspi_rx.clk.eq(~pads.clk),
             self.cd_hspi_tx.clk.eq(pads.clk),
-            self.cd_hspi_cs.clk.eq(pads.cs_n),
             self.cd_hspi_sys.clk.eq(ClockSignal("sys")),
         ]
 
-        # Transaction counter.
+        # Transaction counter: a ripple counter.  Bit 0 toggles on each CS_N
+        # rising edge (domain ``hspi_cs``), bit i on each falling edge of bit
+        # i-1 (domain ``hspi_cs<i>``, clocked by its complement).  Each
+        # flip-flop's only input is its own output, so no path in these
+        # domains goes from one flip-flop to another: CS_N is not on a
+        # clock-capable pin and reaches the flip-flops through fabric
+        # routing, and a synchronous incrementer on that clock failed a hold
+        # check by placement luck (1.32 ns of clock skew against a 0.43 ns
+        # carry path, Colorlight i5, docs/fpga.md).  The count settles a few
+        # flip-flop delays after the edge, far inside Tcsi + Tcse.
+        epoch_bits = [Signal(name=f"epoch{i}") for i in range(EPOCH_BITS)]
         epoch = Signal(EPOCH_BITS)
-        self.sync.hspi_cs += epoch.eq(epoch + 1)
+        self.comb += epoch.eq(Cat(*epoch_bits))
+        for i, bit in enumerate(epoch_bits):
+            name = "hspi_cs" if i == 0 else f"hspi_cs{i}"
+            cd = ClockDomain(name, reset_less=True)
+            setattr(self, f"cd_{name}", cd)
+            self.comb += cd.clk.eq(pads.cs_n if i == 0 else ~epoch_bits[i - 1])
+            sync = getattr(self.sync, name)
+            sync += bit.eq(~bit)
+            setattr(self.sync, name, sync)
 
         cmd_clocks = Mux(qpi, 2, 8)
 
