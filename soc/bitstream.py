@@ -48,6 +48,16 @@ class TimingError(BuildError):
     pass
 
 
+class RoutingDiverged(BuildError):
+    """router2 was stopped as diverging (``router2_diverging``); ``why`` is
+    the watchdog's reason, ``times`` the tools' run times so far."""
+
+    def __init__(self, message, why="", times=None):
+        BuildError.__init__(self, message)
+        self.why = why
+        self.times = times or {}
+
+
 # Report -----------------------------------------------------------------------
 
 @dataclass
@@ -80,6 +90,7 @@ class Report:
     hold_violations: list = field(default_factory=list)   # ["clock 'X'" or "path 'X' -> 'Y'"]
     seed: int = 1                    # nextpnr's placement seed
     nextpnr_args: list = field(default_factory=list)      # --nextpnr-arg, in order
+    seeds_diverged: list = field(default_factory=list)    # [[seed, why]]: seeds tried first, stopped
 
     @property
     def timing_met(self):
@@ -102,6 +113,7 @@ class Report:
             "timing_met": self.timing_met, "times_s": self.times_s,
             "bitstream": self.bitstream, "notes": self.notes,
             "seed": self.seed, "nextpnr_args": self.nextpnr_args,
+            "seeds_diverged": self.seeds_diverged,
         }
 
     def text(self):
@@ -112,7 +124,9 @@ class Report:
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
-                 f"  nextpnr     seed {self.seed}" + "".join(f" {a}" for a in self.nextpnr_args),
+                 f"  nextpnr     seed {self.seed}" + "".join(f" {a}" for a in self.nextpnr_args)
+                 + (f" (router2 diverged at seed {', '.join(str(sd) for sd, _ in self.seeds_diverged)})"
+                    if self.seeds_diverged else ""),
                  "  utilisation"]
         for cell, name in RESOURCES.items():
             if cell in self.utilisation:
@@ -289,7 +303,7 @@ class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
-                 nextpnr_args=()):
+                 nextpnr_args=(), seed_tries=1):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
@@ -301,6 +315,10 @@ class BoardBuild(SoCBuild):
                                  + (" (use tsoc bitstream --seed)" if opt == "--seed" else
                                     " (use --set for the clocks)" if opt == "--freq" else ""))
         self.keep_routing = keep_routing     # never stop a diverging router2
+        if seed_tries < 1:
+            raise BuildError(f"--seed-tries {seed_tries}: at least 1 (the first seed)")
+        self.seed_tries = seed_tries         # seeds to place and route with when router2 diverges
+        self.seeds_diverged = []             # [[seed, why]]
         self.bin_dir = self.build_dir / "bin"
         self.times_file = self.build_dir / "tool_times.txt"
 
@@ -392,18 +410,37 @@ class BoardBuild(SoCBuild):
             localised.append((src.name, language, library))
         platform.sources = localised
 
-    def run_tools(self):
-        """Runs LiteX's build script with the wrappers on PATH; the tools'
-        output goes to build.log, followed by ``FlowWatch``: a progress line
-        every ``PROGRESS_EVERY_S`` and, unless ``keep_routing``, a stop when
-        router2 diverges (``router2_diverging``).  Returns {tool: seconds}."""
+    def pnr_script(self, seed):
+        """A script beside LiteX's build script that runs only its nextpnr
+        and ecppack steps, nextpnr with ``seed``: placing and routing again
+        from yosys's netlist, which does not depend on the seed."""
+        script = self.gateware_dir / f"build_{TOP}.sh"
+        lines = script.read_text().splitlines()
+        pnr = [ln for ln in lines if ln.split()[:1] == ["nextpnr-ecp5"]]
+        pack = [ln for ln in lines if ln.split()[:1] == ["ecppack"]]
+        if len(pnr) != 1 or " --seed " not in pnr[0] or not (self.gateware_dir / f"{TOP}.json").exists():
+            raise BuildError(f"cannot place and route again with seed {seed}: {script} has no single "
+                             f"nextpnr-ecp5 line with --seed, or yosys wrote no {TOP}.json")
+        pnr = re.sub(r" --seed \d+", f" --seed {seed}", pnr[0])
+        path = self.gateware_dir / f"pnr_{TOP}.sh"
+        path.write_text("# nextpnr and ecppack of build_" + TOP + ".sh, another seed (soc/bitstream.py)\n"
+                        "set -e\n" + "\n".join([pnr] + pack) + "\n")
+        return path
+
+    def run_tools(self, script=None):
+        """Runs LiteX's build script (or ``script``, in the gateware folder)
+        with the wrappers on PATH; the tools' output goes to build.log,
+        followed by ``FlowWatch``: a progress line every
+        ``PROGRESS_EVERY_S`` and, unless ``keep_routing``, a stop when
+        router2 diverges (``router2_diverging``: RoutingDiverged).  Returns
+        {tool: seconds}."""
         import signal
         import threading
         self.times_file.unlink(missing_ok=True)
         for stale in (self.bitstream, self.nextpnr_report):
             stale.unlink(missing_ok=True)
         env = dict(os.environ, PATH=f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-        script = self.gateware_dir / f"build_{TOP}.sh"
+        script = self.gateware_dir / (script or f"build_{TOP}.sh")
         watch = FlowWatch()
         stopped = None
         t0 = time.monotonic()
@@ -456,9 +493,10 @@ class BoardBuild(SoCBuild):
                     name, start, end, _ = parts
                     times[name] = times.get(name, 0.0) + float(end) - float(start)
         if stopped:
-            raise BuildError(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} This placement "
-                             f"congests; try another --seed (docs/fpga.md, \"Measured builds\"), or "
-                             f"--keep-routing to let router2 go on. Full log: {self.log_file}")
+            raise RoutingDiverged(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} This "
+                                  f"placement congests; try another --seed (docs/fpga.md, \"Measured builds\"), "
+                                  f"or --keep-routing to let router2 go on. Full log: {self.log_file}",
+                                  why=stopped, times=times)
         if proc.returncode:
             tail = "".join(self.log_file.read_text().splitlines(True)[-25:])
             raise BuildError(f"the FPGA tools failed (exit {proc.returncode}; full log: {self.log_file}):\n{tail}")
@@ -485,11 +523,52 @@ class BoardBuild(SoCBuild):
                       config=self.config.as_dict(), clocks_mhz=self.clocks_mhz(),
                       utilisation=utilisation, fmax=fmax, times_s=times,
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
-                      notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args)
+                      notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args,
+                      seeds_diverged=self.seeds_diverged)
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
         self.report_txt.write_text(report.text())
+
+    def run_seeds(self):
+        """``run_tools``; while router2 diverges and ``seed_tries`` allow,
+        nextpnr again from the same netlist with the next seed (each stopped
+        try's log is kept as build_seed<N>.log).  ``self.seed`` ends as the
+        seed that routed.  Returns {tool: seconds} over all the tries."""
+        times = {}
+        script = None
+        while True:
+            try:
+                run = self.run_tools(script)
+            except RoutingDiverged as e:
+                for tool, t in e.times.items():
+                    times[tool] = times.get(tool, 0.0) + t
+                self.seeds_diverged.append([self.seed, e.why])
+                if len(self.seeds_diverged) >= self.seed_tries:
+                    if self.seed_tries == 1:
+                        raise
+                    tried = ", ".join(str(s) for s, _ in self.seeds_diverged)
+                    raise BuildError(f"nextpnr's router2 diverged at each of the {self.seed_tries} seeds tried "
+                                     f"({tried}); the last: {e.why} This netlist congests: try "
+                                     f"--seed {self.seed + 1} --seed-tries N, or --keep-routing to let "
+                                     f"router2 go on (docs/fpga.md, \"Measured builds\"). Logs: "
+                                     f"{self.log_file} and build_seed<N>.log beside it") from None
+                kept = self.build_dir / f"build_seed{self.seed}.log"
+                self.log_file.replace(kept)
+                self.seed += 1
+                script = self.pnr_script(self.seed).name
+                self.log(f"[fpga] seed {self.seed - 1}: {e.why} Placing and routing again from the same "
+                         f"netlist with seed {self.seed} (try {len(self.seeds_diverged) + 1} of "
+                         f"{self.seed_tries}; log of seed {self.seed - 1}: {kept.relative_to(ROOT)})")
+                continue
+            for tool, t in run.items():
+                times[tool] = times.get(tool, 0.0) + t
+            if self.seeds_diverged:
+                self.log(f"[fpga] routed with seed {self.seed}, after router2 diverged at seed"
+                         f"{'s' if len(self.seeds_diverged) > 1 else ''} "
+                         f"{', '.join(str(s) for s, _ in self.seeds_diverged)}: to build it at once, set "
+                         f"seed={self.seed} in the target (soc/targets/) or pass --seed {self.seed}")
+            return times
 
     def generate(self):
         """Headers, firmware and the gateware files, without running the tools."""
@@ -509,7 +588,8 @@ class BoardBuild(SoCBuild):
         times = {"generate": self.generate()}
         self.write_tool_wrappers()
         self.log(f"[fpga] yosys -> nextpnr-ecp5 -> ecppack (log: {self.log_file.relative_to(ROOT)})...")
-        times.update(self.run_tools())
+        for tool, t in self.run_seeds().items():
+            times[tool] = times.get(tool, 0.0) + t
         times["total"] = time.monotonic() - t0
         report = self.read_report(times)
         self.write_report(report)
@@ -613,15 +693,18 @@ def cmd_bitstream(args):
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():
             c = t.config
-            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; nextpnr seed {t.seed}")
+            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; nextpnr seed {t.seed} "
+                  f"(up to {t.seed_tries} seeds)")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2
     try:
         target = get(args.board)
         seed = target.seed if args.seed is None else args.seed
+        tries = target.seed_tries if args.seed_tries is None else args.seed_tries
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
-                           keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or ())
+                           keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or (),
+                           seed_tries=tries)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -646,6 +729,11 @@ def register(groups):
     p.add_argument("--build-dir", default=None, help="build folder inside the project (default: build/<board>)")
     p.add_argument("--seed", type=int, default=None,
                    help="nextpnr placement seed (default: the target's, --list shows it)")
+    p.add_argument("--seed-tries", type=int, default=None, metavar="N",
+                   help="when router2 diverges, place and route the same netlist again with the next seed, "
+                        "up to N seeds in all (default: the target's, --list shows it; 1: stop at the first). "
+                        "The report names the seeds that diverged; their logs are kept as "
+                        "build/<board>/build_seed<N>.log")
     p.add_argument("--keep-routing", action="store_true",
                    help="let nextpnr's router2 go on when it diverges (by default the build stops with an "
                         "error once its overused wires have stayed above twice their fewest for 20 iterations)")

@@ -53,6 +53,10 @@ class BoardTarget:
     # nextpnr's placement seed for `tsoc bitstream` without --seed (a
     # target whose seed is not 1 says why).
     seed: int = 1
+    # Seeds `tsoc bitstream` tries in all, from ``seed`` up, when router2
+    # diverges (--seed-tries overrides): each new try places and routes the
+    # same netlist again.
+    seed_tries: int = 3
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
     def host_sclk_max(self, mode):
