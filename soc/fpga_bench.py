@@ -187,7 +187,7 @@ BUDGETS = {
     "host_port":       {"LUT": 3_250, "FF": 1_610, "DPR16X4": 60, "DP16KD": 2, "MULT18X18D": 0},
     "pcore_sequencer": {"LUT": 1_860, "FF": 720, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 0},
     "te_agen":         {"LUT": 3_900, "FF": 1_320, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
-    "te_spu":          {"LUT": 150, "FF": 60, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 1},
+    "te_spu":          {"LUT": 150, "FF": 110, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 1},
     "te_fetch":        {"LUT": 360, "FF": 200, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
 }
 

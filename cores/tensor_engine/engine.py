@@ -27,7 +27,7 @@ from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVEL
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
 from tensorsoc.cores.tensor_engine.trace import ActivityTrace
-from tensorsoc.cores.tensor_engine.spu import StreamProcessor
+from tensorsoc.cores.tensor_engine.spu import LATENCY as SPU_LATENCY, StreamProcessor
 
 ERR = {name: 1 << bit for name, (bit, _) in isa.ERRORS.items()}
 OP = {name: v for name, (v, _) in isa.OPCODES.items()}
@@ -678,8 +678,9 @@ class TensorEngineCore(Module):
         #      first, last), taken when empty or consumed;
         #   3. reader: cache or memory, source conversion, into p2;
         #   4. SPU table read into the SPU's registers (p3 keeps the value);
-        #   5. interpolation into the value FIFO.
-        # Stages 3-5 never stall: the reader emits only when the FIFO has
+        #   5. SPU difference of the two entries (p4 keeps the value);
+        #   6. interpolation into the value FIFO.
+        # Stages 3-6 never stall: the reader emits only when the FIFO has
         # room for what is in flight.
         # ------------------------------------------------------------------
         e_valid = Signal()
@@ -779,10 +780,11 @@ class TensorEngineCore(Module):
         hit_hi = Signal()
         self.comb += [hit_lo.eq(cache_valid & (cache_tag == s_wadr)),
                       hit_hi.eq(cache_valid & (cache_tag == s_wadr + 1))]
-        room = Signal()          # the FIFO has room for this element and those in stages 4-5
+        room = Signal()          # the FIFO has room for this element and those in stages 4-6
         p2_valid = Signal()
         p3_valid = Signal()
-        self.comb += room.eq(vf.level + p2_valid + p3_valid < fifo_depth)
+        p4_valid = Signal()
+        self.comb += room.eq(vf.level + p2_valid + p3_valid + p4_valid < fifo_depth)
         self.submodules.rfsm = rfsm = FSM(reset_state="ELEM")
         rfsm.act("ELEM",
             If(e_valid & room,
@@ -821,15 +823,18 @@ class TensorEngineCore(Module):
         ]
         p2_value = Signal(16)
         p3_value = Signal(16)
+        p4_value = Signal(16)
+        assert SPU_LATENCY == 2
         self.sync += [
             p2_valid.eq(emit), p2_value.eq(value),
             p3_valid.eq(p2_valid), p3_value.eq(p2_value),
+            p4_valid.eq(p3_valid), p4_value.eq(p3_value),
         ]
         self.comb += [
-            spu.x.eq(p2_value),           # table read in stage 4, y in stage 5
+            spu.x.eq(p2_value),           # table read in stage 4, difference in 5, y in 6
             spu.program.eq(proc),
-            vf.din.eq(Mux(proc_en, spu.y, p3_value)),
-            vf.we.eq(p3_valid),
+            vf.din.eq(Mux(proc_en, spu.y, p4_value)),
+            vf.we.eq(p4_valid),
         ]
 
         # ------------------------------------------------------------------
