@@ -735,8 +735,9 @@ def register(groups):
                         "The report names the seeds that diverged; their logs are kept as "
                         "build/<board>/build_seed<N>.log")
     p.add_argument("--keep-routing", action="store_true",
-                   help="let nextpnr's router2 go on when it diverges (by default the build stops with an "
-                        "error once its overused wires have stayed above twice their fewest for 20 iterations)")
+                   help="let nextpnr's router2 go on when it diverges (by default nextpnr is stopped once its "
+                        "overused wires have stayed above twice their fewest for 20 iterations, and the next seed "
+                        "is tried: --seed-tries)")
     p.add_argument("--nextpnr-arg", action="append", metavar="ARG",
                    help="one more argument for nextpnr-ecp5 (repeatable, each word apart; recorded in "
                         "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat. Paths are "
