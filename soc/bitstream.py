@@ -125,8 +125,8 @@ class Report:
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
                  f"  nextpnr     seed {self.seed}" + "".join(f" {a}" for a in self.nextpnr_args)
-                 + (f" (router2 diverged at seed {', '.join(str(sd) for sd, _ in self.seeds_diverged)})"
-                    if self.seeds_diverged else ""),
+                 + (f" (router2 diverged at seed{'s' if len(self.seeds_diverged) > 1 else ''} "
+                    f"{', '.join(str(sd) for sd, _ in self.seeds_diverged)})" if self.seeds_diverged else ""),
                  "  utilisation"]
         for cell, name in RESOURCES.items():
             if cell in self.utilisation:
@@ -537,6 +537,8 @@ class BoardBuild(SoCBuild):
         seed that routed.  Returns {tool: seconds} over all the tries."""
         times = {}
         script = None
+        for stale in [*self.build_dir.glob("build_seed*.log"), self.gateware_dir / f"pnr_{TOP}.sh"]:
+            stale.unlink(missing_ok=True)      # an earlier build's tries
         while True:
             try:
                 run = self.run_tools(script)

@@ -487,6 +487,8 @@ def test_a_diverging_seed_is_retried_from_the_same_netlist(monkeypatch):
     from tensorsoc.soc import bitstream
     monkeypatch.setattr(bitstream, "POLL_S", 0.05)
     build = _seed_flow("seed-retry", diverging_seeds=(1, 2))
+    stale = build.build_dir / "build_seed7.log"        # an earlier build's try: removed
+    stale.write_text("old\n")
     build.seed_tries = 3
     logged = []
     build.log = logged.append
@@ -500,6 +502,7 @@ def test_a_diverging_seed_is_retried_from_the_same_netlist(monkeypatch):
     for seed in (1, 2):
         assert "overused=762" in (build.build_dir / f"build_seed{seed}.log").read_text()
     assert "Program finished normally" in build.log_file.read_text()
+    assert not stale.exists()
     assert "--seed 3" in (gw / "pnr_tensorsoc.sh").read_text() and "yosys" not in (gw / "pnr_tensorsoc.sh").read_text()
     assert any("with seed 2 (try 2 of 3" in m for m in logged)
     assert any("routed with seed 3" in m and "seed=3" in m for m in logged)
@@ -508,7 +511,9 @@ def test_a_diverging_seed_is_retried_from_the_same_netlist(monkeypatch):
                                                                "rom_size": 0, "sram_size": 0},
                               clocks_mhz={}, utilisation={}, fmax=[], seed=build.seed,
                               seeds_diverged=build.seeds_diverged)
-    assert "seed 3 (router2 diverged at seed 1, 2)" in report.text()
+    assert "seed 3 (router2 diverged at seeds 1, 2)" in report.text()
+    report.seeds_diverged = build.seeds_diverged[:1]
+    assert "seed 3 (router2 diverged at seed 1)\n" in report.text()
     assert report.as_dict()["seeds_diverged"][0][0] == 1
 
 
