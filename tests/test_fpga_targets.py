@@ -333,6 +333,11 @@ CONVERGING = ([(i, int(50000 / i ** 1.6)) for i in range(1, 60)]
 DIVERGING = [(i, 762 + (29 - i) * 150) for i in range(1, 30)] + [(29 + k, 762 + 45 * k) for k in range(1, 60)]
 
 
+def _router2_echo(iters):
+    """Shell lines printing router2's iteration lines for [(iteration, overused wires)]."""
+    return "".join(f"echo 'Info:     iter={i} wires=1 overused={o} overuse={o} archfail=NA'\n" for i, o in iters)
+
+
 def test_router2_diverging():
     from tensorsoc.soc.bitstream import router2_diverging
     assert all(router2_diverging(CONVERGING[:n]) is None for n in range(1, len(CONVERGING) + 1))
@@ -388,8 +393,7 @@ def test_diverging_router_stops_the_build(monkeypatch):
     build = bitstream.BoardBuild(get("colorlight_i5"), build_dir=BUILD / "router2-stop")
     build.gateware_dir.mkdir(parents=True, exist_ok=True)
     build.bin_dir.mkdir(parents=True, exist_ok=True)
-    lines = "".join(f"echo 'Info:     iter={i} wires=1 overused={o} overuse={o} archfail=NA'\n"
-                    for i, o in DIVERGING)
+    lines = _router2_echo(DIVERGING)
     pid_file = build.gateware_dir / "tools.pid"
     pid_file.unlink(missing_ok=True)
     # the script's shell records its pid first, then becomes a 2-minute sleep (not stopped: the build would end without the error)
@@ -457,8 +461,8 @@ def _seed_flow(name, diverging_seeds):
         f.unlink()
     for f in build.build_dir.glob("build_seed*.log"):
         f.unlink()
-    div = "".join(f"echo 'Info:     iter={i} wires=1 overused={o} overuse={o} archfail=NA'\n" for i, o in DIVERGING)
-    conv = "".join(f"echo 'Info:     iter={i} wires=1 overused={o} overuse={o} archfail=NA'\n" for i, o in CONVERGING)
+    div = _router2_echo(DIVERGING)
+    conv = _router2_echo(CONVERGING)
     tools = {
         "yosys": "echo yosys run >> runs.txt\necho '{}' > tensorsoc.json\n",
         "nextpnr-ecp5": ("seed=$(echo \"$@\" | sed 's/.*--seed \\([0-9]*\\).*/\\1/')\n"
