@@ -120,7 +120,7 @@ class Report:
         cfg = self.config
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
                  f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} "
-                 f"({'accelerator' if cfg.get('accelerator') else 'no accelerator'}), main RAM "
+                 f"({'accelerator, ' + str(cfg.get('te_levels', 8)) + ' loop levels' if cfg.get('accelerator') else 'no accelerator'}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
@@ -614,7 +614,7 @@ class BoardBuild(SoCBuild):
 def describe(target, config):
     """One line: the accelerator (or its absence) and the clocks."""
     c = config
-    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}" if c.accelerator
+    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}, {c.te_levels} loop levels" if c.accelerator
              else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)")
     clocks = f"sys {c.sys_clk_freq / 1e6:g} MHz"
     if c.accel_clk_freq:
@@ -658,6 +658,7 @@ def config_table_markdown():
          lambda t, c: ("yes, in `accel`" if c.accel_clk_freq else "yes, in `sys`")
          if c.accelerator else "no (MCORE only)"),
         ("NP x NT x VW", lambda t, c: f"{c.np} x {c.nt} x {c.vw}" + ("" if c.accelerator else " (headers only)")),
+        ("TensorEngine loop levels per side (`te_levels`)", lambda t, c: str(c.te_levels) if c.accelerator else "-"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
         ("peak MAC/s at the accelerator's clock",
          lambda t, c: f"{c.peak_macs_per_clock * clock(t, c) / 1e9:.2f} G" if c.accelerator and t else "-"),

@@ -132,7 +132,7 @@ def _te_fetch(config, build_dir):
 def _te_agen(config, build_dir):
     from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
     from tensorsoc.cores.tensor_engine.vector import cap_of
-    side = SideRegs()
+    side = SideRegs(config.te_levels)
     g = AddressGenerator(side, cap_of=cap_of(side, config.vw))     # as the engine builds it
     return Elaborated(g, [g, side])
 
@@ -492,7 +492,8 @@ def cmd_bench_fpga(args):
     t0 = time.monotonic()
     progress = lambda m: print(f"[fpga-bench {time.monotonic() - t0:6.1f} s] {m}", flush=True)
     progress(f"NP={config.np} NT={config.nt} VW={config.vw}, private {config.pcore_private_words} / shared "
-             f"{config.pcore_shared_words} words, scratch {config.scratch_size // 1024} KiB; {DEVICE}; "
+             f"{config.pcore_shared_words} words, scratch {config.scratch_size // 1024} KiB, "
+             f"{config.te_levels} loop levels; {DEVICE}; "
              f"blocks {', '.join(names)}; in {build_root}")
     results = []
     try:

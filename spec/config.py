@@ -11,6 +11,7 @@ from dataclasses import dataclass, asdict, fields, replace
 
 from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.pcore_isa import LOOP_END_BITS
+from tensorsoc.spec.tensor_isa import MAX_LEVELS
 
 
 class ConfigError(UserError, ValueError):
@@ -44,6 +45,14 @@ class SoCConfig:
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
     # models then run on the firmware's software path).
     accelerator: int = 1
+    # Loop levels per side the TensorEngine's address generators have (1 ..
+    # MAX_LEVELS = 8, what the instruction format encodes).  A transfer with
+    # a side of more levels sets DECODE and is skipped; the model compiler
+    # and the MCORE preprocessor refuse them with the limit.  The address
+    # generators and the decoded side registers grow with it: 4 levels
+    # (every example model's transfers fit) make the engine about 27%
+    # smaller on an ECP5 than 8 (docs/fpga.md, "Four loop levels").
+    te_levels: int = MAX_LEVELS
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     # The activation arena is what main RAM has left below them (minus the
     # firmware's 16 KiB at its base): docs/models.md, "Memory plan".
@@ -99,6 +108,9 @@ class SoCConfig:
                               f"{1 << LOOP_END_BITS} (a loop's end address has {LOOP_END_BITS} bits)")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
+        if not 1 <= self.te_levels <= MAX_LEVELS:
+            raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
+                              f"1 to {MAX_LEVELS} (the instruction format's limit)")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:

@@ -216,3 +216,29 @@ def test_symbol_file_without_classes_says_so(tmp_path, capsys):
     assert tsoc(["mcore", "expand", "PCORE[0].THREAD[0].c::v[0] <= DDR(p,100)[0];", "--symbols", str(s)]) == 1
     err = capsys.readouterr().err
     assert f"(known: none: {s} declares no classes)" in err and "pass --symbols" not in err
+
+
+def test_more_dimensions_than_the_engine_has_levels(tmp_path, capsys):
+    """A symbol file for a TensorEngine of four loop levels (config
+    te_levels): a five-dimensional tensor is refused at its line, with the
+    limit and where it comes from; four dimensions compile; te_levels beyond
+    the format's 8 is a symbol-file error."""
+    syms = tmp_path / "s.json"
+    syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_levels": 4}}')
+    src = tmp_path / "prog.c"
+    for dims, ok in ((4, True), (5, False)):
+        shape = ",".join(["2"] * dims)
+        src.write_text("int main(void) {\n    int p = 0;\n"
+                       f"    >SCRATCH(0,{shape})[:]{'[:]' * (dims - 1)} <= DDR(p,{shape})[:]{'[:]' * (dims - 1)};\n"
+                       "    return 0;\n}\n")
+        rc = tsoc(["mcore", "compile", str(src), "-o", str(tmp_path / "out.c"), "--symbols", str(syms)])
+        err = capsys.readouterr().err
+        if ok:
+            assert rc == 0, err
+        else:
+            assert rc == 1
+            assert f"{src}:3:" in err and "tensor with 5 dimensions" in err
+            assert "at most 4 (the TensorEngine's loop levels, config te_levels; the format allows 8)" in err
+    syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_levels": 9}}')
+    assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
+    assert "config.te_levels: expected 1 to 8" in capsys.readouterr().err

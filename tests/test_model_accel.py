@@ -98,3 +98,26 @@ def test_small_pcore_memories_tile_instead_of_falling_back():
     res = reference_check(model, cfg)
     assert res and all(not isinstance(p, str) and ok for p, ok in res.values())
     assert any("tiles" in p.tiling for p, _ok in res.values())
+
+
+def test_four_loop_levels_carry_every_example_layer():
+    """The boards' TensorEngine (te_levels=4): every layer of every example
+    model is still accelerated and bit-exact on the reference executor,
+    itself limited to four levels (a deeper transfer would set DECODE)."""
+    cfg = SoCConfig().with_overrides(te_levels=4)
+    for path in EXAMPLES + [EXAMPLES[0].parent / "digits" / "digits_cnn.yaml"]:
+        model = load_model(path, cfg)
+        res = reference_check(model, cfg)
+        assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), (path.stem, res)
+
+
+def test_a_transfer_deeper_than_the_engine_stays_in_software():
+    """A layer whose transfers need more loop levels than te_levels is not
+    programmed for the engine: it stays on the software path and the reason
+    names the levels and the setting."""
+    cfg = SoCConfig().with_overrides(te_levels=3)
+    model = load_model(EXAMPLES[0], cfg)
+    progs = {k: p for k, (p, _ok) in reference_check(model, cfg).items()}
+    deep = [p for p in progs.values() if isinstance(p, str) and "loop levels" in p]
+    assert deep, progs
+    assert all("te_levels=3" in p and "--set te_levels=4" in p for p in deep), deep

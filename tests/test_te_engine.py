@@ -53,6 +53,11 @@ def test_engine_runs_the_guide_examples():
     config = SoCConfig().with_overrides(np=8, nt=16, vw=8, pcore_private_words=512, pcore_shared_words=2048)
     tests, fails, results = run(config, module="tensorsoc.verification.te.test_guide", ddr_bytes=64 * 1024)
     assert tests == 1 and fails == 0, f"see {results}"
+    # The same engine (te_levels = 8, the default; the other tests here run
+    # the boards' 4): a transfer of eight levels executes, nine are DECODE.
+    assert config.te_levels == 8
+    tests, fails, results = run(config, testcases=["decode_errors"], ddr_bytes=64 * 1024)
+    assert tests == 1 and fails == 0, f"see {results}"
 
 
 @pytest.mark.sim

@@ -1,6 +1,9 @@
 """Address generation for one side of a tensor transfer.
 
-A side is up to ``MAX_LEVELS`` nested loops (docs/tensor_semantics.md).  The
+A side is up to ``MAX_LEVELS`` nested loops (docs/tensor_semantics.md); the
+engine has ``SoCConfig.te_levels`` of them per side (the decoder refuses a
+side with more, DECODE), so the generators and the side registers are sized
+by it.  The
 decoder stores them in *slots* ordered innermost first; for a destination,
 broadcast levels (``[*]``) occupy the lowest slots so that every element is
 written at all their indices before the next element is taken.  Unused slots
@@ -33,7 +36,6 @@ from migen import *
 
 from tensorsoc.spec import tensor_isa as isa
 
-LEVELS = isa.MAX_LEVELS
 # Dimension indices: a level's start and stride are 32-bit signed and its
 # bound 32-bit unsigned, so an index outside -2**32 .. 2**32-1 is out of
 # bound whatever the bound.  Between two reloads an index only moves by its
@@ -49,9 +51,10 @@ OVL_BITS = 48
 
 
 class SideRegs:
-    """A decoded side: what the decoder writes and the generator reads."""
+    """A decoded side: what the decoder writes and the generator reads,
+    ``levels`` slots."""
 
-    def __init__(self):
+    def __init__(self, levels=isa.MAX_LEVELS):
         self.space = Signal(3)
         self.dtype = Signal(2)
         self.base = Signal(32)
@@ -59,13 +62,13 @@ class SideRegs:
         self.ovl_start = Signal((OVL_BITS, True))
         self.ovl_limit = Signal(32)
         self.nbcast = Signal(4)      # broadcast slots (the lowest ones)
-        self.count = [Signal(32, reset=1) for _ in range(LEVELS)]
-        self.step = [Signal((32, True)) for _ in range(LEVELS)]
-        self.start = [Signal((32, True)) for _ in range(LEVELS)]
-        self.stride = [Signal((32, True)) for _ in range(LEVELS)]
-        self.bound = [Signal(32) for _ in range(LEVELS)]
-        self.chk = [Signal() for _ in range(LEVELS)]
-        self.ovl = [Signal() for _ in range(LEVELS)]
+        self.count = [Signal(32, reset=1) for _ in range(levels)]
+        self.step = [Signal((32, True)) for _ in range(levels)]
+        self.start = [Signal((32, True)) for _ in range(levels)]
+        self.stride = [Signal((32, True)) for _ in range(levels)]
+        self.bound = [Signal(32) for _ in range(levels)]
+        self.chk = [Signal() for _ in range(levels)]
+        self.ovl = [Signal() for _ in range(levels)]
 
     def flat(self):
         """Every register, in a fixed order (to copy one side into another)."""
@@ -99,7 +102,7 @@ class AddressGenerator(Module):
 
         # # #
 
-        n = LEVELS
+        n = len(side.count)
         # left[l]: iterations of slot l still to go, the current one included
         # (count .. 1).  A down-counter rather than an index, so "last
         # iteration" is a compare of one register with a constant, not a

@@ -23,7 +23,7 @@ from litex.soc.interconnect import wishbone
 
 from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
-from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, LEVELS
+from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
 from tensorsoc.cores.tensor_engine.trace import ActivityTrace
@@ -107,6 +107,7 @@ class TensorEngineCore(Module):
     def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=128, cb_depth=16, fifo_depth=8,
                  trace_depth=256):
         vw = config.vw
+        levels = config.te_levels      # loop levels per side (the decoder refuses more: DECODE)
         pm = PCOREMap(config)
         self.config = config
         # Queue.
@@ -193,7 +194,7 @@ class TensorEngineCore(Module):
         d_scatter = Signal()
         d_vmode = Signal()
         d_bmode = Signal()
-        d_sides = [SideRegs(), SideRegs()]
+        d_sides = [SideRegs(levels), SideRegs(levels)]
         d_dst, d_src = d_sides
         d_l0_count = [Signal(32), Signal(32)]     # level 0 as written, per side: the trace's Vn
         d_l0_step = [Signal(32), Signal(32)]
@@ -207,7 +208,7 @@ class TensorEngineCore(Module):
         vmode = Signal()          # the transfer runs on the vector path
         bmode = Signal()          # ... in broadcast mode (below)
         self.bmode = bmode
-        sides = [SideRegs(), SideRegs()]
+        sides = [SideRegs(levels), SideRegs(levels)]
         self.dst, self.src = dst, src = sides
         l0_count = [Signal(32), Signal(32)]
         l0_step = [Signal(32), Signal(32)]
@@ -289,7 +290,7 @@ class TensorEngineCore(Module):
         sp = field(w, isa.SIDE_FIELDS, "space")
         dt = field(w, isa.SIDE_FIELDS, "dtype")
         nl = field(w, isa.SIDE_FIELDS, "nlevels")
-        self.comb += side_ok.eq((sp <= SPACE["SPU"]) & (dt <= DT["INT16"]) & (nl >= 1) & (nl <= LEVELS)
+        self.comb += side_ok.eq((sp <= SPACE["SPU"]) & (dt <= DT["INT16"]) & (nl >= 1) & (nl <= levels)
                                 & ~(sidesel & (sp == SPACE["SPU"])))
 
         take = Signal()
@@ -435,7 +436,7 @@ class TensorEngineCore(Module):
                 ).Elif(wr_op["side3"] & this, sd.ovl_start.eq(wr_signed)
                 ).Elif(wr_op["side4"] & this, sd.ovl_limit.eq(wr_w)),
             ]
-            for sl in range(LEVELS):
+            for sl in range(levels):
                 here = Signal(name=f"wr_here{k}_{sl}")
                 self.comb += here.eq(this & (wr_slot == sl))
                 self.sync += [
@@ -516,10 +517,10 @@ class TensorEngineCore(Module):
         bshift = Signal()
         self.comb += bshift.eq(fsm.ongoing("CHECK") & check_ok & bvector_ok)
         shift = []
-        for k in range(LEVELS):
+        for k in range(levels):
             for name in ("count", "step", "start", "stride", "bound", "chk", "ovl"):
                 reg = getattr(d_dst, name)
-                shift.append(reg[k].eq(reg[k + 1] if k + 1 < LEVELS else (1 if name == "count" else 0)))
+                shift.append(reg[k].eq(reg[k + 1] if k + 1 < levels else (1 if name == "count" else 0)))
         self.sync += If(bshift, *shift, d_dst.nbcast.eq(0), d_bc_copy.eq(bc_copy_next))
         fsm.act("SETTLE", NextState("CHECK"))      # the last level word's write lands
         fsm.act("CHECK",

@@ -273,17 +273,20 @@ def plan_operand(o, ctx, source, role, fors):
     return side
 
 
-def order_levels(side, fors, source):
-    """Level order: non-FOR dims right to left, then FOR dims from the rightmost FOR directive."""
+def order_levels(side, fors, source, limit=isa.MAX_LEVELS):
+    """Level order: non-FOR dims right to left, then FOR dims from the rightmost FOR directive.
+    ``limit``: the TensorEngine's loop levels per side (config ``te_levels``)."""
     plain = [i for i in range(len(side.dims) - 1, -1, -1) if side.dims[i].forvar is None]
     by_for = {d.forvar: i for i, d in enumerate(side.dims) if d.forvar is not None}
     for name, _r, _tok in reversed(fors):
         if name in by_for:
             plain.append(by_for[name])
     side.levels = plain
-    if len(plain) > isa.MAX_LEVELS:
+    if len(plain) > limit:
         raise source.error(side.tok, f"tensor with {len(plain)} dimensions",
-                           f"at most {isa.MAX_LEVELS} (the TensorEngine's loop levels)")
+                           f"at most {limit} (the TensorEngine's loop levels"
+                           + (f", config te_levels; the format allows {isa.MAX_LEVELS})" if limit < isa.MAX_LEVELS
+                              else ")"))
 
 
 def plan_scalar(o, dst):
@@ -319,8 +322,9 @@ def plan_transfer(stmt, ctx, source):
             raise source.error(stmt.proc_tok, "PROC on an SPU load", "a plain SPU <= tensor")
     if stmt.src.kind == "scalar":
         src = plan_scalar(stmt.src, dst)
-    order_levels(src, stmt.fors, source)
-    order_levels(dst, stmt.fors, source)
+    limit = ctx.config.get("te_levels", isa.MAX_LEVELS)
+    order_levels(src, stmt.fors, source, limit)
+    order_levels(dst, stmt.fors, source, limit)
     if stmt.scatter is not None:
         v = ctx.const(stmt.scatter, source)
         if v is None or not 0 <= v <= 7:

@@ -3,7 +3,7 @@
 Format (see docs/pcore_symbols.md)::
 
     {"format": "tensorsoc-pcore-symbols", "version": 1,
-     "config": {"np": 4, "nt": 8, "vw": 8, "private_words": 512, "shared_words": 2048},
+     "config": {"np": 4, "nt": 8, "vw": 8, "private_words": 512, "shared_words": 2048, "te_levels": 8},
      "classes": {"convolution": {
          "variables": {"coef": {"space": "private", "addr": 0, "dims": [16, 8]}},
          "functions": {"exe": {"addr": 12}}}}}
@@ -15,10 +15,11 @@ from typing import Dict
 
 from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.config import DEFAULT
+from tensorsoc.spec.tensor_isa import MAX_LEVELS
 
 FORMAT = "tensorsoc-pcore-symbols"
 VERSION = 1
-CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words")
+CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels")
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ class Symbols:
 
 def default_config():
     return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
-            "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words}
+            "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words,
+            "te_levels": DEFAULT.te_levels}
 
 
 def empty():
@@ -83,6 +85,7 @@ def from_dict(data, path="<dict>"):
     for k, v in cfg.items():
         _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
         _need(_count(v, 1), path, f"config.{k}", "a positive integer")
+        _need(k != "te_levels" or v <= MAX_LEVELS, path, f"config.{k}", f"1 to {MAX_LEVELS}")
         config[k] = v
     classes = data.get("classes", {})
     _need(isinstance(classes, dict), path, "'classes'", "an object")

@@ -471,8 +471,13 @@ class _Gen:
     @staticmethod
     def statements(prog, name):
         """f(func, process=0, **defines): the instructions of function ``func``
-        of program source ``name``, with the symbols of the kernel ``prog``."""
-        syms = symbols_mod.from_dict(prog.symbols())
+        of program source ``name``, with the symbols of the kernel ``prog``.
+        The preprocessor may give a statement all the format's levels: the
+        transfers are checked against ``te_levels`` once their unit levels
+        are dropped (``compact``, ``_check_levels``)."""
+        d = prog.symbols()
+        d["config"]["te_levels"] = isa.MAX_LEVELS
+        syms = symbols_mod.from_dict(d)
         return lambda func, process=0, **defines: compact(source(name).compile(func, syms, process, **defines))
 
     def lanes_run(self, n):
@@ -812,6 +817,18 @@ class _Gen:
         return source("layer").compile("done", symbols_mod.from_dict(prog.symbols()), tag=layer)
 
 
+def _check_levels(instrs, config):
+    """NoProgram when a transfer has a side of more loop levels than the
+    TensorEngine has (``SoCConfig.te_levels``): it would set DECODE and be
+    skipped, so the layer stays in software, saying why."""
+    for i in instrs:
+        if isinstance(i, isa.Transfer):
+            n = max(i.src.nlevels, i.dst.nlevels)
+            if n > config.te_levels:
+                raise NoProgram(f"a transfer needs {n} loop levels and this TensorEngine has "
+                                f"te_levels={config.te_levels} (at most {isa.MAX_LEVELS}: --set te_levels={n})")
+
+
 def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):
     """{op-table index: LayerProgram or the reason (str) it stays in software}
     for the compute ops of ``model`` (indices of the compiler's op table,
@@ -832,6 +849,7 @@ def plan(model, config, address, tanh_table_addr=None, data=None, resident=True)
         try:
             prog, instrs, n_steps, macs, padded, desc, tl = getattr(gen, op.kind)(op)
             instrs += gen.done(prog, op.layer)
+            _check_levels(instrs, config)
             out[index] = LayerProgram(op_index=index, layer=op.layer, kind=op.kind, code=list(prog.words),
                                       instrs=instrs, macs=macs, passes=n_steps, kernel=desc,
                                       tiling=tl.describe(), padded_macs=padded)

@@ -67,7 +67,8 @@ class Program:
             "version": SYMBOLS_VERSION,
             "config": {"np": c.np, "nt": c.nt, "vw": c.vw,
                        "private_words": c.pcore_private_words,
-                       "shared_words": c.pcore_shared_words},
+                       "shared_words": c.pcore_shared_words,
+                       "te_levels": c.te_levels},
             "classes": {
                 cname: {
                     "variables": {v.name: {"space": v.space, "addr": v.addr, "dims": list(v.dims)}

@@ -45,7 +45,8 @@ def reference_check(model, config, golden=None, arranged=True):
             results[op.layer] = (prog, None)
             continue
         m = Machine(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
-                    shared_words=config.pcore_shared_words, ddr_bytes=ddr_bytes, scratch_bytes=config.scratch_size)
+                    shared_words=config.pcore_shared_words, ddr_bytes=ddr_bytes, scratch_bytes=config.scratch_size,
+                    te_levels=config.te_levels)
         iss = PcoreISS(config, [0] * prog.origin + prog.code)
 
         def kernel(mach, exe, iss=iss):

@@ -145,6 +145,7 @@ class Machine:
     shared_words: int = 2048
     ddr_bytes: int = 1 << 20
     scratch_bytes: int = 32 * 1024
+    te_levels: int = isa.MAX_LEVELS             # the engine's loop levels per side (SoCConfig.te_levels)
     kernel: Optional[Callable] = None          # kernel(machine, exe) for EXE_LOCKSTEP
     errors: int = 0
     callbacks: List[tuple] = field(default_factory=list)
@@ -163,7 +164,7 @@ class Machine:
     def from_config(cls, config, **kw):
         """A machine sized by a symbol-table config dict (np, nt, vw, private_words, shared_words)."""
         return cls(np=config["np"], nt=config["nt"], vw=config["vw"], private_words=config["private_words"],
-                   shared_words=config["shared_words"], **kw)
+                   shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS), **kw)
 
     # -- running ----------------------------------------------------------
     def run_words(self, words):
@@ -228,7 +229,7 @@ class Machine:
         return addr + isa.element_bytes(side.space, side.dtype) <= mem.shape[0]
 
     def _transfer(self, t):
-        if t.src.space == isa.space("SPU"):
+        if t.src.space == isa.space("SPU") or max(t.src.nlevels, t.dst.nlevels) > self.te_levels:
             self.errors |= _ERR["DECODE"]
             return
         if t.dst.element_count() != t.src.element_count():

@@ -3,7 +3,7 @@ queue pushes, back-door access to every memory, and the mapping between the
 top's memories and the reference executor's images."""
 
 import numpy as np
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
 
 class TEBench:
@@ -66,16 +66,18 @@ class TEBench:
         d.q_we.value = 0
 
     async def wait_idle(self, timeout=2_000_000):
+        """Wait until the engine is idle; fails after ``timeout`` clocks (an
+        engine that hangs fails the test instead of stalling the run)."""
+        from cocotb.utils import get_sim_time
         d = self.dut
         await ClockCycles(self.clk, 3)
-        n = 0
+        t0 = get_sim_time("ns")
         while not int(d.idle.value):
-            await RisingEdge(d.idle)
+            left = timeout * 10 - (get_sim_time("ns") - t0)
+            assert left > 0, f"the engine is not idle {timeout} clocks after the words were pushed"
+            await First(RisingEdge(d.idle), Timer(left, unit="ns"))
             await ClockCycles(self.clk, 1)
-            n += 1
-            assert n < timeout
-        start = 0
-        return start
+        return 0
 
     async def run(self, words):
         """Push words and wait until the engine is idle; returns the clocks taken."""

@@ -22,7 +22,8 @@ def _config():
 
 def _machine(config):
     return Machine(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
-                   shared_words=config.pcore_shared_words, ddr_bytes=DDR_BYTES, scratch_bytes=config.scratch_size)
+                   shared_words=config.pcore_shared_words, ddr_bytes=DDR_BYTES, scratch_bytes=config.scratch_size,
+                   te_levels=config.te_levels)
 
 
 def _randomise(machine, rng):
@@ -144,6 +145,19 @@ async def random_instructions(dut):
     assert not missing or total < 500, f"random stimulus never exercised: {missing}"
 
 
+def _deep(n):
+    """A transfer whose destination has ``n`` levels of 2 (steps 2, 4, ...;
+    the outermost checked, half of it out of bound), gathered from a
+    one-level source of 2**n elements."""
+    levels = [isa.Level(count=2, step=2 << k, bound=2) for k in range(n)]
+    levels[-1] = isa.Level(count=2, step=2 << (n - 1), start=1, stride=1, bound=2)
+    return isa.Transfer(
+        dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT16"), base=256, check_mask=1 << (n - 1),
+                     levels=levels),
+        src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=40,
+                     levels=[isa.Level(count=1 << n, step=1, bound=1 << n)]))
+
+
 @cocotb.test()
 async def decode_errors(dut):
     """Malformed instructions set DECODE and are skipped by their length; the
@@ -175,11 +189,20 @@ async def decode_errors(dut):
              "CALLBACK length 2": [0x0000_0203, 7], "LOG length 2": [0x0000_0204, 0],
              "dst space 6": bad_space, "dtype 3": bad_dtype, "SPU source": src_spu, "count 0": zero_count,
              "length too long": long_len, "9 levels": bad_levels}
+    if config.te_levels < isa.MAX_LEVELS:
+        # encodable, but more levels than this engine has (SoCConfig.te_levels)
+        cases[f"{config.te_levels + 1} levels"] = isa.encode(_deep(config.te_levels + 1))
     for name, words in cases.items():
         await bench.run(words + gw)
         machine.run([good])
         machine.errors |= 1 << isa.ERRORS["DECODE"][0]
         await _check(bench, machine, name)
+    # As many levels as the engine has: executes.
+    deep = _deep(config.te_levels)
+    machine.run([deep])
+    assert machine.errors == 0
+    await bench.run(isa.encode(deep))
+    await _check(bench, machine, f"{config.te_levels} levels")
     # A transfer whose element counts differ: COUNT, nothing written.
     cnt = isa.Transfer(dst=good.dst, src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=300,
                                                     levels=[isa.Level(count=9, step=1, bound=9)]))

@@ -89,7 +89,7 @@ class TETop(Module):
 
 def config_key(config, ddr_bytes, array="model"):
     key = [config.np, config.nt, config.vw, config.pcore_private_words,
-           config.pcore_shared_words, config.scratch_size, ddr_bytes]
+           config.pcore_shared_words, config.scratch_size, config.te_levels, ddr_bytes]
     return json.dumps(key + ([array] if array != "model" else []))
 
 
