@@ -21,9 +21,11 @@ from tensorsoc.soc.targets import TARGETS
 pytestmark = pytest.mark.sim
 
 ULX3S = TARGETS["ulx3s"].config
-# The board's geometry and clock ratio, with sys at 100 MHz in simulation.
-BOARD_SIM = ["--set", f"np={ULX3S.np}", "--set", f"nt={ULX3S.nt}", "--set", f"vw={ULX3S.vw}",
-             "--set", f"accel_clk_freq={100_000_000 * ULX3S.accel_clk_freq // ULX3S.sys_clk_freq}"]
+# The board's accelerator (geometry, loop levels, memories) and clock ratio,
+# with sys at 100 MHz in simulation.
+BOARD_SIM = [a for k in ("np", "nt", "vw", "te_levels", "scratch_size", "pcore_private_words", "pcore_shared_words")
+             for a in ("--set", f"{k}={getattr(ULX3S, k)}")] + [
+    "--set", f"accel_clk_freq={100_000_000 * ULX3S.accel_clk_freq // ULX3S.sys_clk_freq}"]
 
 
 @pytest.mark.parametrize("sdram", ["ulx3s", pytest.param("ulx3s,l2_line=32", marks=pytest.mark.long)])
