@@ -234,6 +234,26 @@ def test_parse_nextpnr_report():
     assert by_domain["accel"].slack_ns == pytest.approx(1e3 / 75 - 1e3 / 71)
 
 
+def test_report_folds_the_cs_n_ripple_clocks_into_one_line():
+    """The host port's CS_N counter is a ripple counter, a clock per bit
+    (and nextpnr may name a LUT-inverted one too): report.txt gives them one
+    line, the slowest with how many there are; report.json keeps each."""
+    from tensorsoc.soc.bitstream import Report, parse_nextpnr_report
+    data = json.loads(json.dumps(NEXTPNR_REPORT))
+    data["fmax"].update({f"soc_port_phy_epoch{i}": {"achieved": 894.45 - i, "constraint": 12.0} for i in range(7)})
+    data["fmax"]["soc_port_phy_epoch2_LUT4_B_D_LUT4_Z_2_D[1]"] = {"achieved": 754.15, "constraint": 12.0}
+    util, fmax = parse_nextpnr_report(data, ("sys", "accel"))
+    r = Report(board="b", device="d", config={"np": 1, "nt": 8, "vw": 4, "accelerator": 1, "te_levels": 4,
+                                              "main_ram_size": 1 << 20, "rom_size": 1 << 15, "sram_size": 1 << 13},
+               clocks_mhz={"sys": 50.0}, utilisation=util, fmax=fmax)
+    text = r.text()
+    assert "epoch" not in text and text.count("CS_N counter") == 1, text
+    assert "CS_N counter    754.15 MHz  (constraint 12.00 MHz, slack +82.01 ns) PASS; " \
+           "the slowest of its 8 ripple clocks" in text
+    assert "(accelerator, 4 loop levels)" in text
+    assert len(r.as_dict()["fmax"]) == 3 + 8
+
+
 def test_parse_nextpnr_log_keeps_the_final_figure():
     from tensorsoc.soc.bitstream import parse_nextpnr_log
     fmax = {c.domain: c for c in parse_nextpnr_log(NEXTPNR_LOG, ("sys",))}
