@@ -1,5 +1,5 @@
 """The ULX3S's SoC in simulation: its accelerator geometry (the target's
-NP x NT x VW, read from soc/targets/ulx3s.py), its main RAM behind LiteDRAM
+NP x NT x VW, loop levels and memory sizes, read from soc/targets/ulx3s.py), its main RAM behind LiteDRAM
 and the SDRAM model with its L2 cache (`--sdram ulx3s`), the accelerator
 in its own clock domain at the board's accel : sys ratio, the host on QPI
 (docs/fpga.md, "Simulating the board SoC").
