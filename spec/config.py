@@ -45,8 +45,9 @@ class SoCConfig:
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
     # models then run on the firmware's software path).
     accelerator: int = 1
-    # Loop levels per side the TensorEngine's address generators have (1 ..
-    # MAX_LEVELS = 8, what the instruction format encodes).  A transfer with
+    # Loop levels per side the TensorEngine's address generators have (2 ..
+    # MAX_LEVELS = 8, what the instruction format encodes; the broadcast
+    # mode's destination, PCORE dimension and row, takes two).  A transfer with
     # a side of more levels sets DECODE and is skipped; the model compiler
     # and the MCORE preprocessor refuse them with the limit.  The address
     # generators and the decoded side registers grow with it: 4 levels
@@ -108,9 +109,10 @@ class SoCConfig:
                               f"{1 << LOOP_END_BITS} (a loop's end address has {LOOP_END_BITS} bits)")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
-        if not 1 <= self.te_levels <= MAX_LEVELS:
+        if not 2 <= self.te_levels <= MAX_LEVELS:
             raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
-                              f"1 to {MAX_LEVELS} (the instruction format's limit)")
+                              f"2 (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the instruction "
+                              f"format's limit)")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:

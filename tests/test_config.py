@@ -29,6 +29,8 @@ def test_default_is_valid_and_exported_to_c():
     ("pcore_imem_words", 1000, "power of 2 from 16 to 4096"),
     ("pcore_imem_words", 8192, "power of 2 from 16 to 4096"),
     ("accel_clk_freq", -1, "must be 0 .the accelerator in sys. or the accelerator's clock in Hz"),
+    ("te_levels", 1, "must be 2 .a broadcast over the PCOREs and its row. to 8"),
+    ("te_levels", 9, "must be 2 .* to 8"),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):

@@ -241,4 +241,4 @@ def test_more_dimensions_than_the_engine_has_levels(tmp_path, capsys):
             assert "at most 4 (the TensorEngine's loop levels, config te_levels; the format allows 8)" in err
     syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_levels": 9}}')
     assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
-    assert "config.te_levels: expected 1 to 8" in capsys.readouterr().err
+    assert "config.te_levels: expected 2 to 8" in capsys.readouterr().err

@@ -85,7 +85,7 @@ def from_dict(data, path="<dict>"):
     for k, v in cfg.items():
         _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
         _need(_count(v, 1), path, f"config.{k}", "a positive integer")
-        _need(k != "te_levels" or v <= MAX_LEVELS, path, f"config.{k}", f"1 to {MAX_LEVELS}")
+        _need(k != "te_levels" or 2 <= v <= MAX_LEVELS, path, f"config.{k}", f"2 to {MAX_LEVELS}")
         config[k] = v
     classes = data.get("classes", {})
     _need(isinstance(classes, dict), path, "'classes'", "an object")
