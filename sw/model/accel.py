@@ -826,7 +826,7 @@ def _check_levels(instrs, config):
             n = max(i.src.nlevels, i.dst.nlevels)
             if n > config.te_levels:
                 raise NoProgram(f"a transfer needs {n} loop levels and this TensorEngine has "
-                                f"te_levels={config.te_levels} (at most {isa.MAX_LEVELS}: --set te_levels={n})")
+                                f"te_levels={config.te_levels} (an engine with --set te_levels={n} runs it)")
 
 
 def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):
