@@ -118,9 +118,9 @@ class Report:
 
     def text(self):
         cfg = self.config
+        accel = f"accelerator, {cfg['te_levels']} loop levels" if cfg.get("accelerator") else "no accelerator"
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
-                 f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} "
-                 f"({'accelerator, ' + str(cfg.get('te_levels', 8)) + ' loop levels' if cfg.get('accelerator') else 'no accelerator'}), main RAM "
+                 f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} ({accel}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
@@ -134,15 +134,18 @@ class Report:
                 pct = 100 * u["used"] / u["available"] if u["available"] else 0
                 lines.append(f"    {name:<14} {u['used']:>7} / {u['available']:<7} ({pct:4.1f}%)")
         lines.append("  Fmax")
+
+        def fmax_line(name, c):
+            return (f"    {name:<14} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
+                    f"slack {c.slack_ns:+.2f} ns) {'PASS' if c.met else 'FAIL'}")
         # The host port's CS_N transaction counter is a ripple counter
         # (cores/host_spi/phy.py): each bit is a clock of its own.  One line
         # for all of them, their slowest; report.json keeps each.
         ripple = [c for c in self.fmax if RIPPLE_CLOCK.search(c.domain)]
-        for c in [c for c in self.fmax if c not in ripple] + ([min(ripple, key=lambda c: c.slack_ns)] if ripple else []):
-            name = c.domain if c not in ripple else "CS_N counter"
-            lines.append(f"    {name:<14} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
-                         f"slack {c.slack_ns:+.2f} ns) {'PASS' if c.met else 'FAIL'}"
-                         + (f"; the slowest of its {len(ripple)} ripple clocks" if c in ripple else ""))
+        lines += [fmax_line(c.domain, c) for c in self.fmax if c not in ripple]
+        if ripple:
+            lines.append(fmax_line("CS_N counter", min(ripple, key=lambda c: c.slack_ns))
+                         + f"; the slowest of its {len(ripple)} ripple clocks")
         lines.append(f"  hold        {len(self.hold_violations)} violation(s)"
                      + "".join(f"\n    {v}" for v in self.hold_violations))
         for note in self.notes:

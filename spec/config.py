@@ -18,6 +18,9 @@ class ConfigError(UserError, ValueError):
     pass
 
 
+# The TensorEngine's fewest loop levels per side (SoCConfig.te_levels): the
+# broadcast mode's destination, the PCORE dimension and its row, takes two.
+MIN_TE_LEVELS = 2
 FIRMWARE_RESERVE = 16 * 1024    # main RAM below the activation arena kept for the firmware (its data and stack)
 
 
@@ -109,10 +112,10 @@ class SoCConfig:
                               f"{1 << LOOP_END_BITS} (a loop's end address has {LOOP_END_BITS} bits)")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
-        if not 2 <= self.te_levels <= MAX_LEVELS:
+        if not MIN_TE_LEVELS <= self.te_levels <= MAX_LEVELS:
             raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
-                              f"2 (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the instruction "
-                              f"format's limit)")
+                              f"{MIN_TE_LEVELS} (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the "
+                              f"instruction format's limit)")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Dict
 
 from tensorsoc.spec.errors import UserError
-from tensorsoc.spec.config import DEFAULT
+from tensorsoc.spec.config import DEFAULT, MIN_TE_LEVELS
 from tensorsoc.spec.tensor_isa import MAX_LEVELS
 
 FORMAT = "tensorsoc-pcore-symbols"
@@ -85,7 +85,8 @@ def from_dict(data, path="<dict>"):
     for k, v in cfg.items():
         _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
         _need(_count(v, 1), path, f"config.{k}", "a positive integer")
-        _need(k != "te_levels" or 2 <= v <= MAX_LEVELS, path, f"config.{k}", f"2 to {MAX_LEVELS}")
+        _need(k != "te_levels" or MIN_TE_LEVELS <= v <= MAX_LEVELS, path, f"config.{k}",
+              f"{MIN_TE_LEVELS} to {MAX_LEVELS}")
         config[k] = v
     classes = data.get("classes", {})
     _need(isinstance(classes, dict), path, "'classes'", "an object")

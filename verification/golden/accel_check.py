@@ -44,9 +44,7 @@ def reference_check(model, config, golden=None, arranged=True):
         if isinstance(prog, str):
             results[op.layer] = (prog, None)
             continue
-        m = Machine(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
-                    shared_words=config.pcore_shared_words, ddr_bytes=ddr_bytes, scratch_bytes=config.scratch_size,
-                    te_levels=config.te_levels)
+        m = Machine.for_soc(config, ddr_bytes=ddr_bytes)
         iss = PcoreISS(config, [0] * prog.origin + prog.code)
 
         def kernel(mach, exe, iss=iss):

@@ -161,6 +161,14 @@ class Machine:
         self.spu = np.zeros(isa.SPU_PROGRAMS * isa.SPU_LOOKUP_SIZE, dtype=np.int16)
 
     @classmethod
+    def for_soc(cls, config, **kw):
+        """A machine sized by a ``SoCConfig``: its geometry, PCORE memories,
+        scratch-pad and the engine's loop levels (``kw``: ddr_bytes, kernel)."""
+        return cls(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
+                   shared_words=config.pcore_shared_words, scratch_bytes=config.scratch_size,
+                   te_levels=config.te_levels, **kw)
+
+    @classmethod
     def from_config(cls, config, **kw):
         """A machine sized by a symbol-table config dict (np, nt, vw, private_words, shared_words)."""
         return cls(np=config["np"], nt=config["nt"], vw=config["vw"], private_words=config["private_words"],

@@ -21,9 +21,7 @@ def _config():
 
 
 def _machine(config):
-    return Machine(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
-                   shared_words=config.pcore_shared_words, ddr_bytes=DDR_BYTES, scratch_bytes=config.scratch_size,
-                   te_levels=config.te_levels)
+    return Machine.for_soc(config, ddr_bytes=DDR_BYTES)
 
 
 def _randomise(machine, rng):

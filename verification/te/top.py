@@ -88,9 +88,10 @@ class TETop(Module):
 
 
 def config_key(config, ddr_bytes, array="model"):
-    key = [config.np, config.nt, config.vw, config.pcore_private_words,
-           config.pcore_shared_words, config.scratch_size, config.te_levels, ddr_bytes]
-    return json.dumps(key + ([array] if array != "model" else []))
+    """Every field of the configuration (a field the top ignores costs a
+    second build, a missed one would share a build between two engines)."""
+    key = [config.as_dict(), ddr_bytes]
+    return json.dumps(key + ([array] if array != "model" else []), sort_keys=True)
 
 
 def build_dir_for(config, ddr_bytes=DDR_BYTES, array="model"):
