@@ -91,6 +91,7 @@ class Report:
     seed: int = 1                    # nextpnr's placement seed
     nextpnr_args: list = field(default_factory=list)      # --nextpnr-arg, in order
     seeds_diverged: list = field(default_factory=list)    # [[seed, why]]: seeds tried first, stopped
+    router: str = "router2"          # nextpnr's router
 
     @property
     def timing_met(self):
@@ -113,7 +114,7 @@ class Report:
             "timing_met": self.timing_met, "times_s": self.times_s,
             "bitstream": self.bitstream, "notes": self.notes,
             "seed": self.seed, "nextpnr_args": self.nextpnr_args,
-            "seeds_diverged": self.seeds_diverged,
+            "seeds_diverged": self.seeds_diverged, "router": self.router,
         }
 
     def text(self):
@@ -124,7 +125,7 @@ class Report:
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
                  f"SRAM {cfg['sram_size'] // 1024} KiB",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
-                 f"  nextpnr     seed {self.seed}" + "".join(f" {a}" for a in self.nextpnr_args)
+                 f"  nextpnr     seed {self.seed}, {self.router}" + "".join(f" {a}" for a in self.nextpnr_args)
                  + (f" (router2 diverged at seed{'s' if len(self.seeds_diverged) > 1 else ''} "
                     f"{', '.join(str(sd) for sd, _ in self.seeds_diverged)})" if self.seeds_diverged else ""),
                  "  utilisation"]
@@ -216,6 +217,10 @@ def parse_hold_violations(text):
 POLL_S = 5
 PROGRESS_EVERY_S = 60
 _ROUTER2_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+# router1's progress table: iterations | ripped-up, routed | delta | arcs remaining | times
+_ROUTER1_ROW = re.compile(r"^Info:\s+(\d+) \|\s+(\d+)\s+\d+ \|\s+\d+\s+\d+ \|\s+(\d+)\|")
+_ROUTER1_ARCS = re.compile(r"^Info: Routing (\d+) arcs\.")
+ROUTERS = ("router1", "router2")
 _YOSYS_STEP = re.compile(r"^(\d+(?:\.\d+)*)\. Executing (.*?)\.?$")
 _HEAP_ITER = re.compile(r"at iteration #(\d+), type ALL")
 _SA_ITER = re.compile(r"at iteration #(\d+): temp =")
@@ -254,7 +259,9 @@ class FlowWatch:
     def __init__(self):
         self.tool = "yosys"
         self.step = ""
-        self.router = []        # [(iteration, overused wires)]
+        self.router = []        # router2: [(iteration, overused wires)]
+        self.router1 = None     # router1: (iterations, arcs ripped up, arcs remaining)
+        self.arcs = 0           # router1: arcs to route
         self._partial = ""
 
     def feed(self, text):
@@ -268,6 +275,12 @@ class FlowWatch:
         if m:
             self.router.append((int(m.group(1)), int(m.group(2))))
             self.tool, self.step = "nextpnr", "routing"
+            return
+        if self.step == "routing" and (m := _ROUTER1_ROW.match(line)):
+            self.router1 = tuple(int(g) for g in m.groups())
+            return
+        if (m := _ROUTER1_ARCS.match(line)):
+            self.arcs = int(m.group(1))
             return
         if self.tool == "yosys":
             m = _YOSYS_STEP.match(line)
@@ -284,7 +297,8 @@ class FlowWatch:
             self.step = "refining the placement"
         elif (m := _SA_ITER.search(line)) and self.step.startswith("refining"):
             self.step = f"refining the placement (iteration {m.group(1)})"
-        elif line.startswith("Info: Routing globals") or line.startswith("Info: Running router2"):
+        elif line.startswith("Info: Routing globals") or line.startswith("Info: Running router2") \
+                or line.startswith("Info: Routing.."):
             self.step = "routing"
         elif line.startswith("Info: Program finished normally"):
             self.tool, self.step = "ecppack", ""
@@ -296,6 +310,10 @@ class FlowWatch:
             best_it, best = min(self.router, key=lambda t: (t[1], t[0]))
             return (f"nextpnr routing, router2 iteration {it}: {over} overused wires "
                     f"(fewest {best}, at iteration {best_it})")
+        if self.tool == "nextpnr" and self.step == "routing" and self.router1:
+            it, ripped, left = self.router1
+            return (f"nextpnr routing, router1: {left} of {self.arcs or '?'} arcs left after {it} "
+                    f"iterations ({ripped} ripped up)")
         return f"{self.tool} {self.step}".rstrip()
 
 
@@ -315,7 +333,7 @@ class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
-                 nextpnr_args=(), seed_tries=1):
+                 nextpnr_args=(), seed_tries=1, router="router2"):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
@@ -325,7 +343,11 @@ class BoardBuild(SoCBuild):
             if opt in FLOW_NEXTPNR_OPTS:
                 raise BuildError(f"--nextpnr-arg {a}: the flow sets nextpnr's {opt} itself"
                                  + (" (use tsoc bitstream --seed)" if opt == "--seed" else
+                                    " (use tsoc bitstream --router)" if opt == "--router" else
                                     " (use --set for the clocks)" if opt == "--freq" else ""))
+        if router not in ROUTERS:
+            raise BuildError(f"--router {router}: nextpnr's routers are {', '.join(ROUTERS)}")
+        self.router = router
         self.keep_routing = keep_routing     # never stop a diverging router2
         if seed_tries < 1:
             raise BuildError(f"--seed-tries {seed_tries}: at least 1 (the first seed)")
@@ -393,10 +415,10 @@ class BoardBuild(SoCBuild):
         rom = get_mem_data(str(self.firmware_bin("rom")), data_width=32, endianness="little")
         soc = self.make_soc(rom_init=rom)
         # nextpnr's machine-readable report (utilisation, Fmax per clock).
-        # One thread: the machines building here are shared.  router2: with
-        # the accelerator the 85F design is congested enough that router1
-        # reroutes for hours (0.5% of the arcs in 15 minutes).
-        soc.platform.toolchain._pnr_opts += f" --report {self.nextpnr_report.name} --threads 1 --router router2"
+        # One thread: the machines building here are shared.  The target's
+        # router (router2 unless it says otherwise; --router overrides).
+        soc.platform.toolchain._pnr_opts += (f" --report {self.nextpnr_report.name} --threads 1"
+                                             f" --router {self.router}")
         soc.platform.toolchain._pnr_opts += "".join(f" {shlex.quote(a)}" for a in self.nextpnr_args)
         soc.finalize()                     # adds the CPU's Verilog to the sources
         self._localise_sources(soc.platform)
@@ -536,7 +558,7 @@ class BoardBuild(SoCBuild):
                       utilisation=utilisation, fmax=fmax, times_s=times,
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
                       notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args,
-                      seeds_diverged=self.seeds_diverged)
+                      seeds_diverged=self.seeds_diverged, router=self.router)
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -708,7 +730,7 @@ def cmd_bitstream(args):
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():
             c = t.config
-            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; nextpnr seed {t.seed} "
+            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; nextpnr {t.router}, seed {t.seed} "
                   f"(up to {t.seed_tries} seeds)")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
@@ -719,7 +741,7 @@ def cmd_bitstream(args):
         tries = target.seed_tries if args.seed_tries is None else args.seed_tries
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
                            keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or (),
-                           seed_tries=tries)
+                           seed_tries=tries, router=args.router or target.router)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -749,6 +771,9 @@ def register(groups):
                         "up to N seeds in all (default: the target's, --list shows it; 1: stop at the first). "
                         "The report names the seeds that diverged; their logs are kept as "
                         "build/<board>/build_seed<N>.log")
+    p.add_argument("--router", choices=ROUTERS, default=None,
+                   help="nextpnr's router (default: the target's, --list shows it). router1 gives its arcs "
+                        "left once a minute; the divergence stop and --seed-tries apply to router2 only")
     p.add_argument("--keep-routing", action="store_true",
                    help="let nextpnr's router2 go on when it diverges (by default nextpnr is stopped once its "
                         "overused wires have stayed above twice their fewest for 20 iterations, and the next seed "

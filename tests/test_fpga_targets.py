@@ -298,7 +298,8 @@ def test_timing_failure_fails_the_build(monkeypatch, capsys):
     assert "FAIL" in text
     # the seed and the extra nextpnr arguments: in the script (quoted) and the report
     assert report["seed"] == 3 and report["nextpnr_args"] == ["--router2-heatmap", "heat map"]
-    assert "  nextpnr     seed 3 --router2-heatmap heat map\n" in text
+    assert report["router"] == "router2"
+    assert "  nextpnr     seed 3, router2 --router2-heatmap heat map\n" in text
     script = (build_dir / "gateware" / "build_tensorsoc.sh").read_text()
     assert "--router router2 --router2-heatmap 'heat map'" in script and "--seed 3" in script
 
@@ -309,6 +310,19 @@ def test_nextpnr_arg_may_not_repeat_the_flows_options(capsys):
                  "--build-dir", str(BUILD / "colorlight_i5-nextpnr-arg")]) != 0
     assert "--nextpnr-arg --seed=4: the flow sets nextpnr's --seed itself (use tsoc bitstream --seed)" \
         in capsys.readouterr().err
+    assert main(["bitstream", "--board", "colorlight_i5", "--nextpnr-arg=--router", "--nextpnr-arg=router1",
+                 "--no-tools", "--build-dir", str(BUILD / "colorlight_i5-nextpnr-arg")]) != 0
+    assert "the flow sets nextpnr's --router itself (use tsoc bitstream --router)" in capsys.readouterr().err
+
+
+def test_router_option_reaches_nextpnr_and_the_report(monkeypatch, capsys):
+    """--router router1: nextpnr's command line and the report name it."""
+    status, err, build_dir = fake_build(monkeypatch, capsys, "router1", extra=["--router", "router1"])
+    report = json.loads((build_dir / "report.json").read_text())
+    assert report["router"] == "router1"
+    assert "  nextpnr     seed 1, router1\n" in (build_dir / "report.txt").read_text()
+    script = (build_dir / "gateware" / "build_tensorsoc.sh").read_text()
+    assert "--router router1" in script and "--router router2" not in script
 
 
 HOLD_LOG = """
@@ -401,6 +415,24 @@ def test_flow_watch_follows_the_log():
         pos = end
         assert watch.status() == status
     assert watch.router == [(1, 50883), (2, 32425), (3, 40539)]
+
+
+def test_flow_watch_follows_router1():
+    """router1's table: the arcs left, of those to route."""
+    from tensorsoc.soc.bitstream import FlowWatch
+    watch = FlowWatch()
+    watch.feed("Info: Packing IOs..\n"
+               "Info: Routing globals...\n"
+               "Info: Routing..\n"
+               "Info: Setting up routing queue.\n"
+               "Info: Routing 68854 arcs.\n"
+               "Info:            |   (re-)routed arcs  |   delta    | remaining|       time spent     |\n"
+               "Info:    IterCnt |  w/ripup   wo/ripup |  w/r  wo/r |      arcs| batch(sec) total(sec)|\n"
+               "Info:       1000 |       45        954 |   45   954 |     67965|       1.83       1.83|\n"
+               "Info:       2000 |       81       1918 |   36   964 |     67015|       0.51       2.34|\n")
+    assert watch.status() == "nextpnr routing, router1: 67015 of 68854 arcs left after 2000 iterations " \
+                             "(81 ripped up)"
+    assert watch.router == []
 
 
 def test_diverging_router_stops_the_build(monkeypatch):

@@ -57,6 +57,9 @@ class BoardTarget:
     # diverges (--seed-tries overrides): each new try places and routes the
     # same netlist again.
     seed_tries: int = 3
+    # nextpnr's router (`tsoc bitstream --router` overrides): router2 routes
+    # the congested 85F builds of docs/fpga.md where router1 took hours.
+    router: str = "router2"
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
     def host_sclk_max(self, mode):
