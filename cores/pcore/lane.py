@@ -76,6 +76,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
     RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a
     XW = W + 2                     # add/sub results and the shl overflow marker (+-2**W)
     TW = RW + 1                    # the rounded value (and XW values) before saturation
+    TOP_ONES = (1 << (TW - W + 1)) - 1     # b_sat's bits TW-1 .. W-1 all set: a negative value in range
 
     OP_MOV, OP_ADD, OP_SUB, OP_MUL = OP["mov"], OP["add"], OP["sub"], OP["mul"]
     OP_MAX, OP_MIN, OP_RELU, OP_ASR = OP["max"], OP["min"], OP["relu"], OP["asr"]
@@ -254,13 +255,18 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
 
     @always(clk.posedge)
     def stage_c():
-        if b_do_sat:
-            if b_sat > DMAX:
-                result.next = DMAX
-            elif b_sat < DMIN:
+        # b_sat fits W bits when its bits TW-1 .. W-1 are all equal (two
+        # all-ones/all-zeros trees, no magnitude compare on carry chains);
+        # else its sign picks the bound.
+        top = intbv(0)[TW - W + 1:]
+        top[:] = b_sat[TW:W - 1]
+        if b_do_sat and top != 0 and top != TOP_ONES:
+            if b_sat[TW - 1]:
                 result.next = DMIN
             else:
-                result.next = b_sat
+                result.next = DMAX
+        elif b_do_sat:
+            result.next = b_sat[W:].signed()
         else:
             result.next = b_res
         acc_out.next = b_acc
