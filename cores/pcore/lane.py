@@ -40,6 +40,9 @@ Ports (all outputs registered, latency ``LATENCY``):
                    ``acc_in`` (the previous instruction of the same thread,
                    2 clocks earlier: docs/pcore.md, "Accumulator chains")
 ``sh``      in     shift amount (unsigned)
+``lsh``     in     the op is a left shift through the multiplier (``shl``,
+                   ``accadd``, ``accset``), predecoded
+``pow2``    in     2**(sh mod width), predecoded (``left_shift_controls``)
 ``result``  out    signed data result
 ``acc_out`` out    new accumulator value; undefined after an operation the
                    PCORE does not write it back for (not in
@@ -65,12 +68,13 @@ def shift_bits_for(acc_width):
 
 
 @block
-def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_out,
+def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
     # The left shifts run through the multiplier as a * 2**lo, moved up by
-    # W*hi bits: sh < AW = 2W, so hi is 0 or 1.
+    # W*hi bits: sh < AW = 2W, so hi is 0 or 1, and lo = sh mod W.
     assert AW == 2 * W, "the lane takes an accumulator of twice the data width"
+    assert W & (W - 1) == 0, "the lane's data width is a power of two (lo = sh mod W)"
     DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
     PW = 2 * W                     # product width
     RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a
@@ -115,21 +119,16 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
         dsum = intbv(0, min=-(1 << W), max=1 << W)
         res = intbv(0, min=DMIN, max=DMAX + 1)
         mb = intbv(0, min=-(1 << W), max=1 << W)     # the multiplier's second operand
-        lo = intbv(0)[len(sh):]
         hi = bool(0)
-        shift_op = bool(0)
 
         # a << sh as a * 2**lo (sh = lo + W*hi): the DSP block is the left
-        # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.
-        shift_op = op == OP_SHL or op == OP_ACCADD or op == OP_ACCSET
-        if sh >= W:
-            hi = True
-            lo[:] = sh - W
-        else:
-            hi = False
-            lo[:] = sh
-        if shift_op:
-            mb[:] = 1 << lo
+        # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.  Which op
+        # shifts (lsh) and 2**lo (pow2) arrive predecoded from flip-flops
+        # (``left_shift_controls``), so that only a 2:1 multiplexer stands
+        # between the lanes' shared operand registers and the DSP block.
+        hi = sh >= W
+        if lsh:
+            mb[:] = pow2
         else:
             mb[:] = b
         a_prod.next = a * mb
@@ -275,6 +274,17 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, result, acc_out, flag_ou
     return stage_a, stage_b, stage_c
 
 
+LEFT_SHIFT_OPS = ("shl", "accadd", "accset")
+
+
+def left_shift_controls(op, sh, width=16):
+    """The lane's predecoded ports ``lsh`` and ``pow2`` for operation code
+    ``op`` and shift ``sh``: whether the op shifts left through the
+    multiplier, and 2**(sh mod width).  The PCORE computes the same from
+    its issue bundle a clock ahead (``cores/pcore/pcore.py``)."""
+    return int(op in [OP[n] for n in LEFT_SHIFT_OPS]), 1 << (sh % width)
+
+
 def lane_signals(width=16, acc_width=32):
     """The port signals of a lane, in port order."""
     sw = shift_bits_for(acc_width)
@@ -287,6 +297,8 @@ def lane_signals(width=16, acc_width=32):
         flag_in=Signal(bool(0)),
         fwd=Signal(bool(0)),
         sh=Signal(intbv(0)[sw:]),
+        lsh=Signal(bool(0)),
+        pow2=Signal(intbv(0)[width + 1:]),
         result=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
         acc_out=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
         flag_out=Signal(bool(0)),

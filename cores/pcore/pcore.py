@@ -20,7 +20,7 @@ from migen import *
 
 from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.spec.pcore_isa import LANE_LATENCY
-from tensorsoc.cores.pcore.lane import module_name, shift_bits_for
+from tensorsoc.cores.pcore.lane import LEFT_SHIFT_OPS, module_name, shift_bits_for
 
 
 def _bits(n):
@@ -264,12 +264,17 @@ class PCore(Module):
         r_op = Signal(len(s1["op"]))
         r_fwd = Signal()
         r_sh = Signal(shift_bits_for(AW))
+        # the lanes' predecoded left-shift controls (lane.left_shift_controls)
+        r_lsh = Signal()
+        r_pow2 = Signal(W + 1)
         r_acc = Signal(AW * vw)
         r_flag = Signal(vw)
         r_a = [Signal((W, True), name=f"r_opa{i}") for i in range(vw)]
         r_b = [Signal((W, True), name=f"r_opb{i}") for i in range(vw)]
         self.sync += [
             r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1["shift"][:shift_bits_for(AW)]),
+            r_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
+            r_pow2.eq(C(1, W + 1) << s1["shift"][:log2_int(W)]),
             r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
@@ -277,4 +282,4 @@ class PCore(Module):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
                 i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
-                i_sh=r_sh, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
+                i_sh=r_sh, i_lsh=r_lsh, i_pow2=r_pow2, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
