@@ -109,6 +109,20 @@ K_SHRB = 5   # element shared[aN] broadcast
 KIND_NAMES = {K_NONE: "none", K_REG: "r", K_PRIV: "p", K_PRIVB: "pb", K_SHR: "s", K_SHRB: "sb"}
 MEM_KINDS = {K_PRIV, K_PRIVB, K_SHR, K_SHRB}
 VECTOR_MEM_KINDS = {K_PRIV, K_SHR}
+# A PCORE reads each data memory once per clock (one read port per bank):
+# an instruction has at most one private and at most one shared source.
+ONE_READ_KINDS = (("private", (K_PRIV, K_PRIVB), "p[]/pb[]", "; mov one into a register first"),
+                  ("shared", (K_SHR, K_SHRB), "s[]/sb[]", ""))
+
+
+def source_conflict(srcs):
+    """None, or what is wrong with the source operands ``srcs`` (the ones the
+    operation reads): two of them read the same data memory."""
+    for space, kinds, text, fix in ONE_READ_KINDS:
+        if sum(o.kind in kinds for o in srcs) > 1:
+            return (f"two {space}-memory sources: a PCORE reads {space} memory once per clock "
+                    f"(expected at most one {text} operand{fix})")
+    return None
 
 # -- scalar operations ------------------------------------------------------------
 SOP = {"nop": 0, "halt": 1, "seta": 2, "sets": 3, "adda": 4, "mova": 5, "loop": 6}

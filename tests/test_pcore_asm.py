@@ -89,6 +89,9 @@ def test_kernels_assemble_together():
     ("class c {\n func f {\n add r0, q[a0], r1\n }\n}\n", 3, "bad operand 'q[a0]'"),
     ("class c {\n func f {\n add s[a0], r0, r1\n }\n}\n", 3, "cannot be a destination"),
     ("class c {\n func f {\n add r0, s[a0], sb[a1]\n }\n}\n", 3, "two shared-memory sources"),
+    ("class c {\n func f {\n mac p[a0], pb[a1]\n }\n}\n", 3,
+     "two private-memory sources: a PCORE reads private memory once per clock (expected at most one "
+     "p[]/pb[] operand; mov one into a register first)"),
     ("class c {\n private big[600]\n}\n", 2, "private memory exhausted"),
     ("class c {\n func f {\n seta a9, 0\n }\n}\n", 3, "bad address register"),
     ("class c {\n func f {\n seta a0, nothing\n }\n}\n", 3, "unknown name 'nothing'"),

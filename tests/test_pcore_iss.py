@@ -47,9 +47,10 @@ def test_lockstep_limits_leave_inactive_slots():
     assert np.array_equal(got[:2, :3], wl.expected["out"][:2, :3])
     assert not got[2:].any() and not got[:, 3:].any()
     assert (stats.np, stats.nt) == (2, 3)
-    # 3 threads still take MIN_SLOTS clocks per vector instruction
+    # 3 threads still take MIN_SLOTS clocks per vector instruction; two
+    # per vector (mov, add: one private read per instruction)
     n_vec = 32 // 8
-    assert stats.cycles == 6 + 1 + n_vec * isa.MIN_SLOTS + 1 + isa.MIN_SLOTS
+    assert stats.cycles == 6 + 1 + 2 * n_vec * isa.MIN_SLOTS + 1 + isa.MIN_SLOTS
 
 
 def test_cycle_model_and_post_increment_strides():
@@ -138,3 +139,25 @@ def test_traps_misaligned_and_out_of_range():
         iss.run(prog.function("t", "f"))
     with pytest.raises(PcoreRuntimeError, match="beyond"):
         iss.run(prog.function("t", "g"))
+
+
+def test_stops_on_an_instruction_that_reads_a_memory_twice():
+    """The hardware reads each data memory once per clock: the ISS stops on
+    a word the assembler would refuse (two private or two shared sources),
+    and accepts one of each with two registers."""
+    c = SoCConfig()
+    p0, s0 = isa.Operand(isa.K_PRIV, 0), isa.Operand(isa.K_SHRB, 1)
+    for a, b, bad in [(p0, isa.Operand(isa.K_PRIVB, 1), "two private-memory sources"),
+                      (isa.Operand(isa.K_SHR, 0), s0, "two shared-memory sources"),
+                      (p0, s0, None), (isa.Operand(isa.K_REG, 1), isa.Operand(isa.K_REG, 2), None)]:
+        words = [isa.encode_vector("add", isa.Operand(isa.K_REG, 0), a, b), isa.encode_scalar("halt")]
+        iss = PcoreISS(c, words)
+        if bad:
+            with pytest.raises(PcoreRuntimeError, match=bad):
+                iss.run(0, np_=1, nt=1)
+        else:
+            iss.run(0, np_=1, nt=1)
+    # a one-source op ignores its b field
+    words = [isa.encode_vector("mov", isa.Operand(isa.K_REG, 0), p0, isa.Operand(isa.K_PRIV, 1)),
+             isa.encode_scalar("halt")]
+    PcoreISS(c, words).run(0, np_=1, nt=1)

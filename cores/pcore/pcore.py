@@ -3,7 +3,8 @@
 Per PCORE:
 
 * private memory: one bank per process space, NT x (private_words/VW) vector
-  words (thread-major), two kernel read ports and one write port;
+  words (thread-major), one read port (the kernel's one private source, or
+  the TensorEngine's reads) and one write port;
 * shared memory: one bank per process space, shared_words/VW vector words;
   kernels read it, only the TensorEngine writes it;
 * per-thread state: 8 vector registers, one VW x 32-bit accumulator and VW
@@ -149,26 +150,27 @@ class PCore(Module):
         flag_out = [Signal(name=f"flag_out{i}") for i in range(vw)]
         res_vec = Cat(*res)
 
-        # Private memory banks.
-        priv_a = Signal(W * vw)
-        priv_b = Signal(W * vw)
+        # Private memory banks: one read port each (an instruction reads at
+        # most one private source, the assembler's rule, so a bank is stored
+        # once), shared by the kernel and the TensorEngine's read channel.
+        priv = Signal(W * vw)
         te_priv_rd = []
+        priv_addr = Mux((seq.iss_a_kind == isa.K_PRIV) | (seq.iss_a_kind == isa.K_PRIVB),
+                        seq.iss_a_addr, seq.iss_b_addr)
 
         def te_adr(thread, addr):
             return thread[:tid_bits] * pwords + addr[:_bits(pwords)] if nt > 1 else addr[:_bits(pwords)]
         for q in range(2):
             mem = Memory(W * vw, nt * pwords, name=f"pcore{index}_private{q}")
-            rda = mem.get_port()
-            rdb = mem.get_port()
+            rd = mem.get_port()
             wr = mem.get_port(write_capable=True, we_granularity=W)
-            self.specials += mem, rda, rdb, wr
+            self.specials += mem, rd, wr
             own = Signal(name=f"own_private{q}")
             te_sel = Signal(name=f"te_private{q}")
             self.comb += [
                 own.eq(seq.running & (seq.process == q)),
                 te_sel.eq(te_wr_hit & ~te.wr_shared & (te.wr_process == q)),
-                rda.adr.eq(Mux(own, tid * pwords + waddr(seq.iss_a_addr, pwords), te_adr(te.rd_thread, te.rd_addr))),
-                rdb.adr.eq(tid * pwords + waddr(seq.iss_b_addr, pwords)),
+                rd.adr.eq(Mux(own, tid * pwords + waddr(priv_addr, pwords), te_adr(te.rd_thread, te.rd_addr))),
                 If(own,
                     wr.adr.eq(s2["tid"][:tid_bits] * pwords + waddr(s2["dst_addr"], pwords)),
                     wr.dat_w.eq(res_vec),
@@ -179,8 +181,8 @@ class PCore(Module):
                     wr.we.eq(Replicate(te_sel, len(wr.we)) & te.wmask),
                 ),
             ]
-            te_priv_rd.append(rda.dat_r)
-            self.comb += If(seq.process == q, priv_a.eq(rda.dat_r), priv_b.eq(rdb.dat_r))
+            te_priv_rd.append(rd.dat_r)
+            self.comb += If(seq.process == q, priv.eq(rd.dat_r))
 
         # Shared memory banks (kernels read, the TensorEngine reads and writes).
         shr = Signal(W * vw)
@@ -257,8 +259,8 @@ class PCore(Module):
                 })
             return out
 
-        opa = operand(s1["a_kind"], s1_a_lane, vrf_a.dat_r, priv_a, "opa")
-        opb = operand(s1["b_kind"], s1_b_lane, vrf_b.dat_r, priv_b, "opb")
+        opa = operand(s1["a_kind"], s1_a_lane, vrf_a.dat_r, priv, "opa")
+        opb = operand(s1["b_kind"], s1_b_lane, vrf_b.dat_r, priv, "opb")
         # Operand registers: the memories' read data and the operand muxes
         # get a clock of their own, the lanes start from flip-flops.
         r_op = Signal(len(s1["op"]))

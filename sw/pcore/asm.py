@@ -247,10 +247,9 @@ class _Assembler:
                 shift = self.eval(text, "a shift amount")
                 if not 0 <= shift < (1 << isa.SHIFT_BITS):
                     self.error(f"shift {shift} out of range: expected 0..{(1 << isa.SHIFT_BITS) - 1}")
-        shared = [s for s in srcs if s.kind in (isa.K_SHR, isa.K_SHRB)]
-        if len(shared) > 1:
-            self.error("two shared-memory sources: a PCORE reads shared memory once per clock "
-                       "(expected at most one s[]/sb[] operand)")
+        conflict = isa.source_conflict(srcs)
+        if conflict:
+            self.error(conflict)
         srcs += [isa.Operand()] * (2 - len(srcs))
         self.emit(isa.encode_vector(op, dst, srcs[0], srcs[1], shift))
 

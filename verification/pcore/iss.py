@@ -147,6 +147,9 @@ class PcoreISS:
         c = self.config
         op = d.op
         nsrc = isa.NUM_SRCS[op]
+        conflict = isa.source_conflict([d.a, d.b][:nsrc])
+        if conflict:
+            raise PcoreRuntimeError(f"pc {pc} ({isa.disassemble(d.word)}): {conflict}")
         a = self._read(pc, d, d.a, proc, npa, nta) if nsrc >= 1 else None
         b = self._read(pc, d, d.b, proc, npa, nta) if nsrc >= 2 else None
         sh = d.shift

@@ -54,7 +54,7 @@ def _program(rng, config, length, chains=False):
                 out.append(isa.encode_scalar("adda", 6, imm=int(rng.integers(0, 4))))
             op = str(rng.choice(CHAIN_MIX if chains else list(isa.OP)))
             a, b = src(), src()
-            if a.kind in (isa.K_SHR, isa.K_SHRB) and b.kind in (isa.K_SHR, isa.K_SHRB):
+            if isa.source_conflict([a, b]):      # one private and one shared read per clock
                 b = isa.Operand(isa.K_REG, int(rng.integers(0, 8)))
             if rng.random() < 0.7:
                 dst = isa.Operand(isa.K_REG, int(rng.integers(0, 8)))
