@@ -567,9 +567,9 @@ def test_a_diverging_seed_is_retried_from_the_same_netlist(monkeypatch):
                                                                "rom_size": 0, "sram_size": 0},
                               clocks_mhz={}, utilisation={}, fmax=[], seed=build.seed,
                               seeds_diverged=build.seeds_diverged)
-    assert "seed 3 (router2 diverged at seeds 1, 2)" in report.text()
+    assert "seed 3, router2 (router2 diverged at seeds 1, 2)" in report.text()
     report.seeds_diverged = build.seeds_diverged[:1]
-    assert "seed 3 (router2 diverged at seed 1)\n" in report.text()
+    assert "seed 3, router2 (router2 diverged at seed 1)\n" in report.text()
     assert report.as_dict()["seeds_diverged"][0][0] == 1
 
 
