@@ -153,10 +153,14 @@ class PCore(Module):
         # Private memory banks: one read port each (an instruction reads at
         # most one private source, the assembler's rule, so a bank is stored
         # once), shared by the kernel and the TensorEngine's read channel.
+        def source_addr(kinds):
+            """The address of the source operand that reads the memory of
+            operand ``kinds`` (at most one does: isa.source_conflict)."""
+            return Mux(reduce(or_, [seq.iss_a_kind == k for k in kinds]), seq.iss_a_addr, seq.iss_b_addr)
+
         priv = Signal(W * vw)
         te_priv_rd = []
-        priv_addr = Mux((seq.iss_a_kind == isa.K_PRIV) | (seq.iss_a_kind == isa.K_PRIVB),
-                        seq.iss_a_addr, seq.iss_b_addr)
+        priv_addr = source_addr((isa.K_PRIV, isa.K_PRIVB))
 
         def te_adr(thread, addr):
             return thread[:tid_bits] * pwords + addr[:_bits(pwords)] if nt > 1 else addr[:_bits(pwords)]
@@ -187,8 +191,7 @@ class PCore(Module):
         # Shared memory banks (kernels read, the TensorEngine reads and writes).
         shr = Signal(W * vw)
         te_shr_rd = []
-        shr_addr = Mux((seq.iss_a_kind == isa.K_SHR) | (seq.iss_a_kind == isa.K_SHRB),
-                       seq.iss_a_addr, seq.iss_b_addr)
+        shr_addr = source_addr((isa.K_SHR, isa.K_SHRB))
         for q in range(2):
             mem = Memory(W * vw, swords, name=f"pcore{index}_shared{q}")
             rd = mem.get_port()
