@@ -333,7 +333,7 @@ class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
-                 nextpnr_args=(), seed_tries=1, router="router2"):
+                 nextpnr_args=(), seed_tries=1, router=None):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
@@ -345,9 +345,9 @@ class BoardBuild(SoCBuild):
                                  + (" (use tsoc bitstream --seed)" if opt == "--seed" else
                                     " (use tsoc bitstream --router)" if opt == "--router" else
                                     " (use --set for the clocks)" if opt == "--freq" else ""))
-        if router not in ROUTERS:
-            raise BuildError(f"--router {router}: nextpnr's routers are {', '.join(ROUTERS)}")
-        self.router = router
+        self.router = router or target.router     # nextpnr's router: the target's unless given
+        if self.router not in ROUTERS:
+            raise BuildError(f"--router {self.router}: nextpnr's routers are {', '.join(ROUTERS)}")
         self.keep_routing = keep_routing     # never stop a diverging router2
         if seed_tries < 1:
             raise BuildError(f"--seed-tries {seed_tries}: at least 1 (the first seed)")
@@ -741,7 +741,7 @@ def cmd_bitstream(args):
         tries = target.seed_tries if args.seed_tries is None else args.seed_tries
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
                            keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or (),
-                           seed_tries=tries, router=args.router or target.router)
+                           seed_tries=tries, router=args.router)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")

@@ -315,6 +315,14 @@ def test_nextpnr_arg_may_not_repeat_the_flows_options(capsys):
     assert "the flow sets nextpnr's --router itself (use tsoc bitstream --router)" in capsys.readouterr().err
 
 
+def test_unknown_router_is_refused(capsys):
+    from tensorsoc.soc import bitstream
+    from tensorsoc.soc.builder import BuildError
+    with pytest.raises(BuildError, match="--router router3: nextpnr's routers are router1, router2"):
+        bitstream.BoardBuild(get("colorlight_i5"), build_dir=BUILD / "router3", router="router3")
+    assert bitstream.BoardBuild(get("colorlight_i5"), build_dir=BUILD / "router3").router == "router2"
+
+
 def test_router_option_reaches_nextpnr_and_the_report(monkeypatch, capsys):
     """--router router1: nextpnr's command line and the report name it."""
     status, err, build_dir = fake_build(monkeypatch, capsys, "router1", extra=["--router", "router1"])

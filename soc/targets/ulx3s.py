@@ -61,9 +61,9 @@ TARGET = BoardTarget(
         # 36.64 MHz at a 40 MHz constraint (seed 3): accel 33.3 MHz (600/18);
         # with the PCORE's smaller lanes and one private read port it
         # reached 39.30 MHz at 33.3 and at 37.5 MHz constraints alike (seed
-        # 3): accel 37.5 MHz (600/16) since 2026-11-27.  The host may clock SCLK at up to
-        # 50 MHz in SPI and 30 MHz in QPI (host_sys_per_sclk below:
-        # board.host_sclk_max).
+        # 3): accel 37.5 MHz (600/16) since 2026-11-27.  The host may clock
+        # SCLK at up to 50 MHz in SPI and 30 MHz in QPI (host_sys_per_sclk
+        # below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
         accel_clk_freq=37_500_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
@@ -84,9 +84,9 @@ TARGET = BoardTarget(
     # MHz), and on the gateware of 2026-11-27 (9361a98) in 74 (accel 43.47,
     # sys 36.28 MHz); 2 x 8 x 4 at four loop levels in 63 (accel 36.64, sys
     # 39.14 MHz), and after the PCORE's area changes of 2026-11-27 (98f0f60)
-    # with accel 39.30, sys 35.53 MHz. docs/fpga.md, "Measured builds". Any gateware change
-    # re-rolls the placement: when router2 diverges the build tries the
-    # next seeds (seed_tries) and says which one to set here.
+    # with accel 39.30, sys 35.53 MHz. docs/fpga.md, "Measured builds".
+    # Any gateware change re-rolls the placement: when router2 diverges the
+    # build tries the next seeds (seed_tries) and says which one to set here.
     seed=3,
     notes=(
         "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
