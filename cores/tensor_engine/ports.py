@@ -28,8 +28,14 @@ class WordPort:
 class WishboneWordPort(Module):
     """One Wishbone master shared by the read and the write side.
 
-    A request is put on the bus in the clock it arrives; the owner is latched
-    until the acknowledge so a request is never switched under the slave.
+    The bus is driven from flip-flops: a request is latched in the clock it
+    arrives (the write when both wait) and put on the bus the clock after,
+    held there until its acknowledge.  So the element path's request logic
+    (the writer's word merge, the reader's cache compare) and the slave's
+    acknowledge logic (the accelerator's Wishbone crossing, whose read-ahead
+    compares the bus address) are in different clocks: in one they were the
+    ULX3S's ``accel`` critical path (docs/fpga.md).  It costs one clock per
+    access; the acknowledge reaches the requester in the clock it comes.
     """
 
     def __init__(self):
@@ -38,22 +44,28 @@ class WishboneWordPort(Module):
 
         # # #
 
-        owner = Signal(2)          # 0 free, 1 write in progress, 2 read in progress
-        is_write = Signal()
+        owner = Signal(2)          # 0 free, 1 write on the bus, 2 read on the bus
+        adr = Signal(30)
+        dat = Signal(32)
+        sel = Signal(4)
         self.comb += [
-            is_write.eq(Mux(owner == 0, p.wr_stb, owner == 1)),
-            bus.cyc.eq((owner != 0) | p.wr_stb | p.rd_stb),
+            bus.cyc.eq(owner != 0),
             bus.stb.eq(bus.cyc),
-            bus.we.eq(is_write),
-            bus.adr.eq(Mux(is_write, p.wr_adr, p.rd_adr)),
-            bus.dat_w.eq(p.wr_dat),
-            bus.sel.eq(Mux(is_write, p.wr_sel, 0b1111)),
+            bus.we.eq(owner == 1),
+            bus.adr.eq(adr),
+            bus.dat_w.eq(dat),
+            bus.sel.eq(sel),
             bus.cti.eq(0),
-            p.wr_ack.eq(bus.ack & is_write),
-            p.rd_ack.eq(bus.ack & ~is_write),
+            p.wr_ack.eq(bus.ack & (owner == 1)),
+            p.rd_ack.eq(bus.ack & (owner == 2)),
             p.rd_dat.eq(bus.dat_r),
         ]
-        self.sync += If(bus.ack, owner.eq(0)).Elif(bus.cyc & (owner == 0), owner.eq(Mux(is_write, 1, 2)))
+        # A request is still on the port in the clock of its acknowledge
+        # (the requester drops it the clock after): only a free port latches.
+        self.sync += If(owner == 0,
+            If(p.wr_stb, owner.eq(1), adr.eq(p.wr_adr), dat.eq(p.wr_dat), sel.eq(p.wr_sel)
+            ).Elif(p.rd_stb, owner.eq(2), adr.eq(p.rd_adr), sel.eq(0b1111))
+        ).Elif(bus.ack, owner.eq(0))
 
 
 def scratch_word_bytes(vw):
