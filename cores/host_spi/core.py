@@ -107,6 +107,15 @@ class HostSPISlave(LiteXModule):
         drained = Signal()
         self.comb += drained.eq(wfifo.level == 0)
         self.dma_r = dma_r = WishboneDMAReader(self.wb_read, endianness="big", fifo_depth=4)
+        # Read addresses reach the reader through a register stage both ways
+        # (LiteX stream.Buffer, valid and ready piped): the reader takes an
+        # address in the clock the bus acknowledges it, so without it the
+        # memory's acknowledge (the L2 cache's block RAM and tag compare)
+        # ran on into this FSM's counters in the same clock: the ULX3S's
+        # `sys` critical path (docs/fpga.md).  It counts in rd_out like an
+        # address the reader holds.
+        self.rd_q = rd_q = stream.Buffer(dma_r.sink.description, pipe_valid=True, pipe_ready=True)
+        self.comb += rd_q.source.connect(dma_r.sink)
         self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
         self.msgq = msgq = stream.SyncFIFO([("code", 8), ("length", 32)], 8)
 
@@ -337,9 +346,9 @@ class HostSPISlave(LiteXModule):
         # DMA reads: addresses to the reader, words to the transmitter.
         fsm.act("READ_DMA",
             drop_rx,
-            dma_r.sink.valid.eq((rd_left != 0) & (rd_out < 4)),
-            dma_r.sink.address.eq(rd_addr),
-            If(dma_r.sink.valid & dma_r.sink.ready,
+            rd_q.sink.valid.eq((rd_left != 0) & (rd_out < 4)),
+            rd_q.sink.address.eq(rd_addr),
+            If(rd_q.sink.valid & rd_q.sink.ready,
                 NextValue(rd_addr, rd_addr + 1),
                 NextValue(rd_left, rd_left - 1),
             ),
@@ -355,7 +364,7 @@ class HostSPISlave(LiteXModule):
                 NextValue(have_word, 1),
             ),
             # rd_out counts requests not yet consumed from the reader.
-            NextValue(rd_out, rd_out + (dma_r.sink.valid & dma_r.sink.ready)
+            NextValue(rd_out, rd_out + (rd_q.sink.valid & rd_q.sink.ready)
                       - (dma_r.source.valid & dma_r.source.ready)),
             If(end_mine, NextValue(clocks, end.clocks), end.ready.eq(1), NextState("READ_DMA_FLUSH")),
         )
