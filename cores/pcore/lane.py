@@ -9,8 +9,13 @@ so one lane serves all threads in turn.
 
 Arithmetic is exactly ``verification/golden/fixedpoint.py``: saturating data
 results, round-half-up arithmetic right shifts, wrapping accumulator.  The
-round-half-up shift uses ``(x + 2**(s-1)) >> s == (x >> s) + bit(x, s-1)``,
-so it needs no wider adder than the truncating shift.
+lane has no barrel shifter: both shifts run through multipliers (DSP blocks
+on an FPGA).  The round-half-up right shift by ``s`` (``0 <= s < 2W``) is
+``(x' * m + 2**(W-1)) >> W`` with ``x' = x >> W`` when ``s > W`` (else
+``x``) and ``m = 2**((W - s) mod W)``, ``2**W`` for ``s = 0``: a product
+and a constant, so the rounding costs no adder of its own, and the shifts
+by ``W`` are fixed wiring (docs/fpga.md, "Right shifts through the
+multiplier").
 
 Three pipeline stages, so that each fits a 50 MHz clock on an ECP5 (see
 docs/pcore.md, "Pipeline"):
@@ -20,9 +25,10 @@ A. the product (the DSP block): ``a*b``, or ``a * 2**lo`` for the left
    so the lane has no left barrel shifter; ``a+b``/``a-b``, the
    non-saturating results and the flag, and the operand of the rounding
    shift (``acc_in`` for ``accr``, ``a`` for ``asr``);
-B. the rounding right shift, one shifter for ``mul`` (the product),
-   ``asr`` and ``accr`` (the three ops never share a clock); ``a << sh``
-   as the product moved up by ``W*hi`` bits (one 2:1 multiplexer); the new
+B. the rounding right shift, one multiplier for ``mul`` (the product),
+   ``asr`` and ``accr`` (the three ops never share a clock), ``shl``'s
+   product passing through it unshifted (``m = 2**W``); ``a << sh`` as the
+   product moved up by ``W*hi`` bits (one 2:1 multiplexer); the new
    accumulator;
 C. saturation of the data result (``shl``'s too: below ``sh = W`` the
    product is ``a << sh`` exactly, from ``W`` up any nonzero ``a``
@@ -42,7 +48,9 @@ Ports (all outputs registered, latency ``LATENCY``):
 ``sh``      in     shift amount (unsigned)
 ``lsh``     in     the op is a left shift through the multiplier (``shl``,
                    ``accadd``, ``accset``), predecoded
-``pow2``    in     2**(sh mod width), predecoded (``left_shift_controls``)
+``pow2``    in     2**(sh mod width), predecoded (``shift_controls``)
+``rmul``    in     the right shift's multiplier ``m``, predecoded
+``rhi``     in     the right shift takes ``x >> W`` (``sh > W``), predecoded
 ``result``  out    signed data result
 ``acc_out`` out    new accumulator value; undefined after an operation the
                    PCORE does not write it back for (not in
@@ -68,7 +76,7 @@ def shift_bits_for(acc_width):
 
 
 @block
-def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_out, flag_out,
+def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
     # The left shifts run through the multiplier as a * 2**lo, moved up by
@@ -77,7 +85,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_o
     assert W & (W - 1) == 0, "the lane's data width is a power of two (lo = sh mod W)"
     DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
     PW = 2 * W                     # product width
-    RW = max(PW, AW)               # the rounding shifter's input: product, accumulator or a
+    RW = max(PW, AW)               # the rounding right shift's input: product, accumulator or a
     XW = W + 2                     # add/sub results and the shl overflow marker (+-2**W)
     TW = RW + 1                    # the rounded value (and XW values) before saturation
     TOP_ONES = (1 << (TW - W + 1)) - 1     # b_sat's bits TW-1 .. W-1 all set: a negative value in range
@@ -95,8 +103,8 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_o
     # the rounding shift, the saturating input of add/sub/shl, the
     # non-saturating results, the accumulator operands.
     a_op = Signal(intbv(0)[len(op):])
-    a_shm1 = Signal(intbv(0)[len(sh):])              # sh - 1 (the rounding shifter's amount)
-    a_sh0 = Signal(bool(0))                          # sh == 0 or shl: no rounding shift
+    a_rmul = Signal(intbv(0)[W + 1:])                # the right shift's multiplier (rmul)
+    a_rhi = Signal(bool(0))                          # the right shift takes x >> W (rhi)
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
     a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
     a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W)
@@ -124,7 +132,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_o
         # a << sh as a * 2**lo (sh = lo + W*hi): the DSP block is the left
         # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.  Which op
         # shifts (lsh) and 2**lo (pow2) arrive predecoded from flip-flops
-        # (``left_shift_controls``), so that only a 2:1 multiplexer stands
+        # (``shift_controls``), so that only a 2:1 multiplexer stands
         # between the lanes' shared operand registers and the DSP block.
         hi = sh >= W
         if lsh:
@@ -147,12 +155,8 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_o
             or (op == OP_SHL and (not hi or a == 0))
         a_acc_keep.next = op == OP_MAC or op == OP_ACCADD
         a_fwd.next = fwd
-        if sh == 0 or op == OP_SHL:
-            a_sh0.next = True
-            a_shm1.next = 0
-        else:
-            a_sh0.next = False
-            a_shm1.next = sh - 1
+        a_rmul.next = rmul
+        a_rhi.next = rhi
 
         a_sat.next = 0
         if op == OP_ADD:
@@ -203,24 +207,27 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_o
     @always(clk.posedge)
     def stage_b():
         rsrc = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
-        half = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
+        xs = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
+        rprod = intbv(0, min=-(1 << (RW + W)), max=1 << (RW + W))
         rnd = intbv(0, min=-(1 << RW), max=1 << RW)
         base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
         addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
         sumw = intbv(0)[AW + 1:]
         lshw = intbv(0)[AW:]
 
-        # round-half-up right shift by sh >= 1, with one shifter:
-        # y = x >> (sh - 1), then (y >> 1) + (y & 1)
+        # round-half-up right shift by sh through a multiplier:
+        # (x' * m + 2**(W-1)) >> W, x' = x >> W for sh > W; m = 2**W
+        # (no shift) for sh = 0 and shl
         if a_rnd_prod:
             rsrc[:] = a_prod
         else:
             rsrc[:] = a_x
-        if a_sh0:
-            rnd[:] = rsrc
+        if a_rhi:
+            xs[:] = rsrc >> W
         else:
-            half[:] = rsrc >> a_shm1
-            rnd[:] = (half >> 1) + (half & 1)
+            xs[:] = rsrc
+        rprod[:] = xs * a_rmul + (1 << (W - 1))
+        rnd[:] = rprod >> W
         if a_rnd_res:
             b_sat.next = rnd
         else:
@@ -277,12 +284,21 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, result, acc_o
 LEFT_SHIFT_OPS = ("shl", "accadd", "accset")
 
 
-def left_shift_controls(op, sh, width=16):
-    """The lane's predecoded ports ``lsh`` and ``pow2`` for operation code
-    ``op`` and shift ``sh``: whether the op shifts left through the
-    multiplier, and 2**(sh mod width).  The PCORE computes the same from
-    its issue bundle a clock ahead (``cores/pcore/pcore.py``)."""
-    return int(op in [OP[n] for n in LEFT_SHIFT_OPS]), 1 << (sh % width)
+def shift_controls(op, sh, width=16):
+    """The lane's predecoded ports ``(lsh, pow2, rmul, rhi)`` for operation
+    code ``op`` and shift ``sh``: whether the op shifts left through the
+    multiplier, 2**(sh mod width), and the rounding right shift's
+    multiplier and high half (``sh > width``: the shift takes ``x >>
+    width``).  ``shl`` passes its product through the right shift
+    unshifted.  The PCORE computes the same from its issue bundle a clock
+    ahead (``cores/pcore/pcore.py``)."""
+    W = width
+    lsh = int(op in [OP[n] for n in LEFT_SHIFT_OPS])
+    if sh == 0 or op == OP["shl"]:
+        rmul, rhi = 1 << W, 0
+    else:
+        rmul, rhi = 1 << ((W - sh) % W), int(sh > W)
+    return lsh, 1 << (sh % W), rmul, rhi
 
 
 def lane_signals(width=16, acc_width=32):
@@ -299,6 +315,8 @@ def lane_signals(width=16, acc_width=32):
         sh=Signal(intbv(0)[sw:]),
         lsh=Signal(bool(0)),
         pow2=Signal(intbv(0)[width + 1:]),
+        rmul=Signal(intbv(0)[width + 1:]),
+        rhi=Signal(bool(0)),
         result=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
         acc_out=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
         flag_out=Signal(bool(0)),

@@ -269,9 +269,13 @@ class PCore(Module):
         r_op = Signal(len(s1["op"]))
         r_fwd = Signal()
         r_sh = Signal(shift_bits_for(AW))
-        # the lanes' predecoded left-shift controls (lane.left_shift_controls)
+        # the lanes' predecoded shift controls (lane.shift_controls)
         r_lsh = Signal()
         r_pow2 = Signal(W + 1)
+        r_rmul = Signal(W + 1)
+        r_rhi = Signal()
+        s1_sh = Signal(shift_bits_for(AW))
+        self.comb += s1_sh.eq(s1["shift"][:shift_bits_for(AW)])
         r_acc = Signal(AW * vw)
         r_flag = Signal(vw)
         r_a = [Signal((W, True), name=f"r_opa{i}") for i in range(vw)]
@@ -280,6 +284,11 @@ class PCore(Module):
             r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1["shift"][:shift_bits_for(AW)]),
             r_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
             r_pow2.eq(C(1, W + 1) << s1["shift"][:log2_int(W)]),
+            If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
+                r_rmul.eq(C(1 << W, W + 1)), r_rhi.eq(0)
+            ).Else(
+                # 2**((W - sh) mod W): the low log2(W) bits of -sh
+                r_rmul.eq(C(1, W + 1) << (-s1_sh)[:log2_int(W)]), r_rhi.eq(s1_sh > W)),
             r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
@@ -287,4 +296,4 @@ class PCore(Module):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
                 i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
-                i_sh=r_sh, i_lsh=r_lsh, i_pow2=r_pow2, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
+                i_sh=r_sh, i_lsh=r_lsh, i_pow2=r_pow2, i_rmul=r_rmul, i_rhi=r_rhi, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

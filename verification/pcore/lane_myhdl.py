@@ -3,7 +3,7 @@
 import numpy as np
 from myhdl import Simulation, StopSimulation, always, block, delay, instance
 
-from tensorsoc.cores.pcore.lane import LATENCY, lane_signals, left_shift_controls, pcore_lane
+from tensorsoc.cores.pcore.lane import LATENCY, lane_signals, shift_controls, pcore_lane
 
 
 def run_lane(stim, width, acc_width):
@@ -17,8 +17,8 @@ def run_lane(stim, width, acc_width):
     cols = [(sig[s], [int(v) for v in stim[k]]) for s, k in
             (("op", "op"), ("a", "a"), ("b", "b"), ("acc_in", "acc"), ("flag_in", "flag"), ("sh", "sh"),
              ("fwd", "fwd")) if k in stim]
-    ctl = [left_shift_controls(int(o), int(h), width) for o, h in zip(stim["op"], stim["sh"])]
-    cols += [(sig["lsh"], [c[0] for c in ctl]), (sig["pow2"], [c[1] for c in ctl])]
+    ctl = [shift_controls(int(o), int(h), width) for o, h in zip(stim["op"], stim["sh"])]
+    cols += [(sig[name], [c[k] for c in ctl]) for k, name in enumerate(("lsh", "pow2", "rmul", "rhi"))]
     clk = sig["clk"]
 
     @block
