@@ -24,7 +24,9 @@ A. the product (the DSP block): ``a*b``, or ``a * 2**lo`` for the left
    shifts (``shl``, ``accadd``, ``accset``; ``sh = lo + W*hi``, ``lo < W``),
    so the lane has no left barrel shifter; ``a+b``/``a-b``, the
    non-saturating results and the flag, and the operand of the rounding
-   shift (``acc_in`` for ``accr``, ``a`` for ``asr``);
+   shift (the product for ``mul`` and ``shl``, ``acc_in`` for ``accr``,
+   ``a`` for ``asr``; moved down ``W`` bits when ``sh > W``), so that
+   stage B's multiplier starts from flip-flops;
 B. the rounding right shift, one multiplier for ``mul`` (the product),
    ``asr`` and ``accr`` (the three ops never share a clock), ``shl``'s
    product passing through it unshifted (``m = 2**W``); ``a << sh`` as the
@@ -104,12 +106,11 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
     # non-saturating results, the accumulator operands.
     a_op = Signal(intbv(0)[len(op):])
     a_rmul = Signal(intbv(0)[W + 1:])                # the right shift's multiplier (rmul)
-    a_rhi = Signal(bool(0))                          # the right shift takes x >> W (rhi)
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
     a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
     a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W)
-    a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (accr, mac, accadd) or a (asr)
-    a_rnd_prod = Signal(bool(0))                     # the rounding shift takes the product (mul, shl)
+    a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (the sum of mac and accadd)
+    a_rs = sig(-(1 << (RW - 1)), 1 << (RW - 1))      # the rounding shift's operand x' (see stage B)
     a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr, shl in range)
     a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
     a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
@@ -127,6 +128,8 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
         dsum = intbv(0, min=-(1 << W), max=1 << W)
         res = intbv(0, min=DMIN, max=DMAX + 1)
         mb = intbv(0, min=-(1 << W), max=1 << W)     # the multiplier's second operand
+        prod = intbv(0, min=-(1 << (PW - 1)), max=1 << (PW - 1))
+        rs = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
         hi = bool(0)
 
         # a << sh as a * 2**lo (sh = lo + W*hi): the DSP block is the left
@@ -139,24 +142,31 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
             mb[:] = pow2
         else:
             mb[:] = b
-        a_prod.next = a * mb
+        prod[:] = a * mb
+        a_prod.next = prod
         a_hi.next = hi and (op == OP_ACCADD or op == OP_ACCSET)
-        # one register for the accumulator operand (accr's rounding, the
-        # sum of mac and accadd) and asr's operand
-        if op == OP_ACCR or op == OP_MAC or op == OP_ACCADD:
-            a_x.next = acc_in
+        a_x.next = acc_in
+        # The rounding right shift's operand x, chosen here so that stage B
+        # starts its multiplier from flip-flops: the product (mul, shl), the
+        # accumulator (accr) or a (asr); x' = x >> W when sh > W (rhi).
+        if op == OP_MUL or op == OP_SHL:
+            rs[:] = prod
+        elif op == OP_ACCR:
+            rs[:] = acc_in
         else:
-            a_x.next = a
+            rs[:] = a
+        if rhi:
+            a_rs.next = rs >> W
+        else:
+            a_rs.next = rs
         # stage B's selects, decoded here so that they leave flip-flops.
         # shl below sh = W (or of a = 0): the product, unshifted, saturated
         # in stage C; from W up a nonzero a overflows (a_sat's marker).
-        a_rnd_prod.next = op == OP_MUL or op == OP_SHL
         a_rnd_res.next = op == OP_MUL or op == OP_ASR or op == OP_ACCR \
             or (op == OP_SHL and (not hi or a == 0))
         a_acc_keep.next = op == OP_MAC or op == OP_ACCADD
         a_fwd.next = fwd
         a_rmul.next = rmul
-        a_rhi.next = rhi
 
         a_sat.next = 0
         if op == OP_ADD:
@@ -206,8 +216,6 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
 
     @always(clk.posedge)
     def stage_b():
-        rsrc = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
-        xs = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
         rprod = intbv(0, min=-(1 << (RW + W)), max=1 << (RW + W))
         rnd = intbv(0, min=-(1 << RW), max=1 << RW)
         base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
@@ -216,17 +224,9 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
         lshw = intbv(0)[AW:]
 
         # round-half-up right shift by sh through a multiplier:
-        # (x' * m + 2**(W-1)) >> W, x' = x >> W for sh > W; m = 2**W
-        # (no shift) for sh = 0 and shl
-        if a_rnd_prod:
-            rsrc[:] = a_prod
-        else:
-            rsrc[:] = a_x
-        if a_rhi:
-            xs[:] = rsrc >> W
-        else:
-            xs[:] = rsrc
-        rprod[:] = xs * a_rmul + (1 << (W - 1))
+        # (x' * m + 2**(W-1)) >> W, x' = x >> W for sh > W (stage A);
+        # m = 2**W (no shift) for sh = 0 and shl
+        rprod[:] = a_rs * a_rmul + (1 << (W - 1))
         rnd[:] = rprod >> W
         if a_rnd_res:
             b_sat.next = rnd
