@@ -281,9 +281,9 @@ class PCore(Module):
         r_a = [Signal((W, True), name=f"r_opa{i}") for i in range(vw)]
         r_b = [Signal((W, True), name=f"r_opb{i}") for i in range(vw)]
         self.sync += [
-            r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1["shift"][:shift_bits_for(AW)]),
+            r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1_sh),
             r_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
-            r_pow2.eq(C(1, W + 1) << s1["shift"][:log2_int(W)]),
+            r_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)]),
             If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
                 r_rmul.eq(C(1 << W, W + 1)), r_rhi.eq(0)
             ).Else(
