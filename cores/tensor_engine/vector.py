@@ -62,6 +62,16 @@ def eligible(sd, first=0):
             & (~wide | even))
 
 
+def rotate(xs, amount):
+    """Expressions ``ys[e] = xs[(e + amount) mod len(xs)]`` (a power-of-2
+    length): log2(len) stages of 2:1 multiplexers, stage i moving by 2**i."""
+    n = len(xs)
+    cur = list(xs)
+    for i in range(_log2(n)):
+        cur = [Mux(amount[i], cur[(e + (1 << i)) % n], cur[e]) for e in range(n)]
+    return cur
+
+
 def reduce_and(xs):
     out = 1
     for x in xs:
@@ -316,17 +326,27 @@ class VectorPath(Module):
             rspq.re.eq(push),
             n_push.eq(Mux(push, r["n"], 0)),
         ]
-        conv_a = Array(conv)
+        # Ring entry e takes the word's lane off + ((e - wp) mod D): the
+        # word's lanes rotated by (off - wp) mod D (lanes from emax on are
+        # never taken: off + n <= emax).  A rotator of log2(D) 2:1 stages
+        # rather than a D:1 multiplexer per entry and bit.
+        w_rot = Signal(lb)
+        self.comb += w_rot.eq(r["off"][:lb] - wp)
+        taken = rotate(conv + [C(0, 16)] * (D - emax), w_rot)
         for e in range(D):
             rel = Signal(lb, name=f"vrel{e}")
             self.comb += rel.eq(e - wp)
-            self.sync += If(push & (rel < r["n"]), ring[e].eq(conv_a[r["off"] + rel]))
+            self.sync += If(push & (rel < r["n"]), ring[e].eq(taken[e]))
         self.sync += [wp.eq(wp + n_push), rp.eq(rp + n_pop), count.eq(count + n_push - n_pop)]
 
         # -- pack a destination word ------------------------------------------
-        ring_a = Array(ring)
+        # Lane k of the destination word takes ring entry (rp + k - off) mod
+        # D: the ring rotated by (rp - off) mod D, as on the way in.
         d_byte = dst.space <= SPACE["SCRATCH"]
         d_narrow = d_byte & (dst.dtype != DT["INT16"])
+        r_rot = Signal(lb)
+        self.comb += r_rot.eq(rp - dgeo.off[:lb])
+        given = rotate(ring, r_rot)
         out = [Signal(16, name=f"vout{k}") for k in range(emax)]
         lane_on = [Signal(name=f"vlane{k}") for k in range(emax)]
         for k in range(emax):
@@ -334,7 +354,7 @@ class VectorPath(Module):
             self.comb += [
                 rel.eq(k - dgeo.off),
                 lane_on[k].eq((rel >= 0) & (rel < dg.n[:8])),
-                out[k].eq(_convert(dst.dtype, ring_a[(rp + rel)[:lb]])),
+                out[k].eq(_convert(dst.dtype, given[k])),
             ]
         wdata = Signal(max(32, 8 * sb, 16 * vw))
         wmask = Signal(max(4, sb, vw))
