@@ -91,7 +91,7 @@ def test_board_configurations():
     ulx3s = get("ulx3s")
     c = ulx3s.config
     assert (c.accelerator, c.np, c.nt, c.vw, c.te_levels) == (1, 2, 8, 4, 4)
-    assert c.peak_macs_per_clock == 8 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 37_500_000)
+    assert c.peak_macs_per_clock == 8 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 45_000_000)
     assert (c.pcore_private_words, c.pcore_shared_words) == (DEFAULT.pcore_private_words,
                                                              DEFAULT.pcore_shared_words)
     docs = (ROOT / "docs" / "fpga.md").read_text()

@@ -61,11 +61,15 @@ TARGET = BoardTarget(
         # 36.64 MHz at a 40 MHz constraint (seed 3): accel 33.3 MHz (600/18);
         # with the PCORE's smaller lanes and one private read port it
         # reached 39.30 MHz at 33.3 and at 37.5 MHz constraints alike (seed
-        # 3): accel 37.5 MHz (600/16) since 2026-11-27.  The host may clock
+        # 3): accel 37.5 MHz (600/16) from 2026-11-27, when the decoder's
+        # registered vector eligibility (ELIG) and the element ring's
+        # rotators took it to 45.87 MHz at a 45 MHz constraint (seed 3;
+        # 48.40 at 37.5 before ELIG): accel 45 MHz (one 450 MHz VCO: 450/15
+        # for sys, 450/10 for accel) since then.  The host may clock
         # SCLK at up to 50 MHz in SPI and 30 MHz in QPI (host_sys_per_sclk
         # below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
-        accel_clk_freq=37_500_000,
+        accel_clk_freq=45_000_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
@@ -84,7 +88,9 @@ TARGET = BoardTarget(
     # MHz), and on the gateware of 2026-11-27 (9361a98) in 74 (accel 43.47,
     # sys 36.28 MHz); 2 x 8 x 4 at four loop levels in 63 (accel 36.64, sys
     # 39.14 MHz), and after the PCORE's area changes of 2026-11-27 (98f0f60)
-    # with accel 39.30, sys 35.53 MHz. docs/fpga.md, "Measured builds".
+    # with accel 39.30, sys 35.53 MHz; at 422b5bd in 105 (accel 48.40, sys
+    # 39.13 MHz at a 37.5 MHz constraint) and with ELIG (535f6df) in 99 at
+    # 45 MHz (accel 45.87, sys 38.38 MHz). docs/fpga.md, "Measured builds".
     # Any gateware change re-rolls the placement: when router2 diverges the
     # build tries the next seeds (seed_tries) and says which one to set here.
     seed=3,
