@@ -634,8 +634,12 @@ class BoardBuild(SoCBuild):
         if report.failures():
             worst = ", ".join(f"{c.domain} reached {c.achieved_mhz:.2f} MHz < {c.constraint_mhz:.2f} MHz"
                               for c in report.failures())
-            raise TimingError(f"timing not met on {self.target.name}: {worst}. Lower the clock "
-                              f"(--set sys_clk_freq=...) or the configuration; details in {self.log_file}")
+            fields = {"sys": "sys_clk_freq", "accel": "accel_clk_freq"}
+            knobs = sorted({f"--set {fields[c.domain]}=HZ" for c in report.failures() if c.domain in fields})
+            fix = (f"Lower the clock ({', '.join(knobs)}), try another --seed or shrink the configuration"
+                   if knobs else "These clocks are fixed by the board or the host port's PHY: try another --seed "
+                   "or shrink the configuration")
+            raise TimingError(f"timing not met on {self.target.name}: {worst}. {fix}; details in {self.log_file}")
         if report.hold_violations:
             raise TimingError(f"hold violations on {self.target.name}: "
                               f"{'; '.join(report.hold_violations)}. A lower clock does not fix these: "

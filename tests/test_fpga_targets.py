@@ -291,6 +291,8 @@ def test_timing_failure_fails_the_build(monkeypatch, capsys):
         "--seed", "3", "--nextpnr-arg=--router2-heatmap", "--nextpnr-arg", "heat map"])
     assert status == 1
     assert "timing not met on colorlight_i5" in err and "accel reached 71.00 MHz < 75.00 MHz" in err
+    # the knob of the failing domain, not sys's
+    assert "--set accel_clk_freq=HZ" in err and "sys_clk_freq" not in err
     report = json.loads((build_dir / "report.json").read_text())
     assert report["timing_met"] is False
     assert report["utilisation"]["DP16KD"]["used"] == 30
