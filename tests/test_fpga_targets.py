@@ -118,6 +118,21 @@ def test_accelerator_in_its_own_clock_domain():
         get("colorlight_i5").config.with_overrides(accel_clk_freq=75_000_000)
 
 
+def test_pll_makes_the_clocks_asked_for_or_says_why_not():
+    """The board PLL gives each clock within 100 ppm (LiteX's default 1%
+    gave sys 30.26 MHz beside accel 47.92 for 30 and 48): a pair one VCO
+    cannot make is refused with the frequencies it can."""
+    from tensorsoc.soc.targets.crg import PLL_MARGIN
+    target = get("ulx3s")
+    soc = target.make_soc(target.config)
+    outputs = soc.crg.pll.clkouts.values()
+    assert sorted((f, m) for _, f, _, m, _ in outputs) == [(30e6, PLL_MARGIN), (30e6, PLL_MARGIN), (45e6, PLL_MARGIN)]
+    config = soc.crg.pll.compute_config()      # (as LiteX does when it finalises the PLL)
+    assert (config["vco"], config["clko0_div"], config["clko2_div"]) == (450e6, 15, 10)
+    with pytest.raises(ValueError, match=r"cannot make sys 30 MHz and accel 48 MHz .* not 48"):
+        target.make_soc(target.config.with_overrides(accel_clk_freq=48_000_000))
+
+
 def test_board_config_must_match_sdram():
     target = get("colorlight_i5")
     with pytest.raises(TargetError, match="main_ram_size"):

@@ -25,6 +25,12 @@ from litex.soc.cores.clock import ECP5PLL
 from litex.soc.integration.doc import ModuleDoc
 
 
+# How far a PLL output may be from the frequency asked for (LiteX's
+# create_clkout margin): 100 ppm, the frequencies the configuration names
+# are the ones the SoC runs at.
+PLL_MARGIN = 1e-4
+
+
 class ECP5CRG(LiteXModule):
     def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq=None):
         self.rst = Signal()   # soft reset from the SoC (LiteX's ctrl core)
@@ -46,13 +52,35 @@ class ECP5CRG(LiteXModule):
         pad = platform.request(platform.reset_name)
         self.comb += self.button.eq(~pad if platform.reset_active_low else pad)
 
+        # Each output within PLL_MARGIN of its frequency: LiteX's default
+        # (1%) gave sys 30.26 MHz for 30 beside accel 47.92 for 48 (a 575
+        # MHz VCO) while the firmware's UART divisor, the SDRAM timings and
+        # the timing report assume 30 and 48.
         self.pll = pll = ECP5PLL()
         self.comb += pll.reset.eq(self.button | self.rst)
         pll.register_clkin(clkin, clkin_freq)
-        pll.create_clkout(self.cd_sys, sys_clk_freq)
-        pll.create_clkout(self.cd_sys_ps, sys_clk_freq, phase=180)
+        pll.create_clkout(self.cd_sys, sys_clk_freq, margin=PLL_MARGIN)
+        pll.create_clkout(self.cd_sys_ps, sys_clk_freq, phase=180, margin=PLL_MARGIN)
         if accel_clk_freq is not None:
-            pll.create_clkout(self.cd_accel, accel_clk_freq)
+            pll.create_clkout(self.cd_accel, accel_clk_freq, margin=PLL_MARGIN)
+        # Checked here, for the message; LiteX computes it again when the
+        # PLL is finalised (a feedback output compute_config adds is taken
+        # back, or that second run finds no configuration).
+        outputs = (dict(pll.clkouts), pll.nclkouts)
+        try:
+            pll.compute_config()
+        except ValueError:
+            clocks = f"sys {sys_clk_freq / 1e6:g} MHz" + (
+                f" and accel {accel_clk_freq / 1e6:g} MHz" if accel_clk_freq is not None else "")
+            raise ValueError(
+                f"the ECP5 PLL cannot make {clocks} from the {clkin_freq / 1e6:g} MHz board clock within "
+                f"{PLL_MARGIN * 1e6:g} ppm: each must be a VCO frequency of {pll.vco_freq_range[0] / 1e6:g}-"
+                f"{pll.vco_freq_range[1] / 1e6:g} MHz (a multiple of the board clock / CLKI_DIV) divided by "
+                f"an integer, the same VCO for all, and the board clock / CLKI_DIV at least "
+                f"{pll.pfd_freq_range[0] / 1e6:g} MHz; e.g. with sys 30 MHz from 25 MHz the VCO is 450, 600 or "
+                f"750 MHz, so accel 37.5, 42.86, 45, 46.875 or 50 MHz, not 48") from None
+        finally:
+            pll.clkouts, pll.nclkouts = outputs
 
         # SDRAM clock: the phase-shifted clock through an output DDR register.
         self.specials += DDROutput(1, 0, platform.request("sdram_clock"), self.cd_sys_ps.clk)
