@@ -31,6 +31,28 @@ from litex.soc.integration.doc import ModuleDoc
 PLL_MARGIN = 1e-4
 
 
+def pll_outputs_near(pll, clkin_freq, freq, with_freq=None):
+    """The frequencies next below and next above ``freq`` that ``pll`` (an
+    ``ECP5PLL``) makes exactly from ``clkin_freq`` on one VCO, with
+    ``with_freq`` from the same VCO if given."""
+    made = set()
+    for clki_div in range(*pll.clki_div_range):
+        pfd = clkin_freq / clki_div
+        if pfd < pll.pfd_freq_range[0]:
+            break
+        for n in range(1, int(pll.vco_freq_range[1] // pfd) + 1):
+            vco = pfd * n
+            if vco < pll.vco_freq_range[0]:
+                continue
+            if with_freq is not None and abs(vco / round(vco / with_freq) - with_freq) > with_freq * PLL_MARGIN:
+                continue
+            made |= {vco / d for d in range(*pll.clko_div_range)
+                     if pll.clko_freq_range[0] <= vco / d <= pll.clko_freq_range[1]}
+    below = [f for f in made if f < freq]
+    above = [f for f in made if f > freq]
+    return ([max(below)] if below else []) + ([min(above)] if above else [])
+
+
 class ECP5CRG(LiteXModule):
     def __init__(self, platform, clkin_freq, sys_clk_freq, accel_clk_freq=None):
         self.rst = Signal()   # soft reset from the SoC (LiteX's ctrl core)
@@ -70,15 +92,19 @@ class ECP5CRG(LiteXModule):
         try:
             pll.compute_config()
         except ValueError:
-            clocks = f"sys {sys_clk_freq / 1e6:g} MHz" + (
-                f" and accel {accel_clk_freq / 1e6:g} MHz" if accel_clk_freq is not None else "")
+            if accel_clk_freq is None:
+                near, field = pll_outputs_near(pll, clkin_freq, sys_clk_freq), "sys_clk_freq"
+                clocks = f"sys {sys_clk_freq / 1e6:g} MHz"
+            else:
+                near = pll_outputs_near(pll, clkin_freq, accel_clk_freq, with_freq=sys_clk_freq)
+                field = "accel_clk_freq"
+                clocks = f"sys {sys_clk_freq / 1e6:g} MHz and accel {accel_clk_freq / 1e6:g} MHz"
+            fix = (f"; the nearest it makes: --set {field}=" + " or ".join(f"{f:.0f}" for f in near)) if near else ""
             raise ValueError(
                 f"the ECP5 PLL cannot make {clocks} from the {clkin_freq / 1e6:g} MHz board clock within "
-                f"{PLL_MARGIN * 1e6:g} ppm: each must be a VCO frequency of {pll.vco_freq_range[0] / 1e6:g}-"
-                f"{pll.vco_freq_range[1] / 1e6:g} MHz (a multiple of the board clock / CLKI_DIV) divided by "
-                f"an integer, the same VCO for all, and the board clock / CLKI_DIV at least "
-                f"{pll.pfd_freq_range[0] / 1e6:g} MHz; e.g. with sys 30 MHz from 25 MHz the VCO is 450, 600 or "
-                f"750 MHz, so accel 37.5, 42.86, 45, 46.875 or 50 MHz, not 48") from None
+                f"{PLL_MARGIN * 1e6:g} ppm: every output is one VCO frequency ({pll.vco_freq_range[0] / 1e6:g}-"
+                f"{pll.vco_freq_range[1] / 1e6:g} MHz, a multiple of the board clock / CLKI_DIV, itself at "
+                f"least {pll.pfd_freq_range[0] / 1e6:g} MHz) divided by an integer{fix}") from None
         finally:
             pll.clkouts, pll.nclkouts = outputs
 
