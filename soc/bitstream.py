@@ -329,6 +329,11 @@ FLOW_NEXTPNR_OPTS = ("--json", "--lpf", "--textcfg", "--report", "--threads", "-
                      "--package", "--speed", "--timing-allow-fail", "--seed", "--freq")
 
 
+# The LiteX clock domains of a board SoC and the configuration field that
+# sets each (sys_ps is sys shifted by 180 degrees).
+CLOCK_FIELDS = {"sys": "sys_clk_freq", "sys_ps": "sys_clk_freq", "accel": "accel_clk_freq"}
+
+
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
@@ -537,7 +542,7 @@ class BoardBuild(SoCBuild):
         return times
 
     def read_report(self, times):
-        domains = ("sys", "sys_ps", "accel")
+        domains = tuple(CLOCK_FIELDS)
         if not self.nextpnr_report.exists():
             raise BuildError(f"nextpnr wrote no report ({self.nextpnr_report}); see {self.log_file}")
         utilisation, fmax = parse_nextpnr_report(json.loads(self.nextpnr_report.read_text()), domains)
@@ -634,8 +639,8 @@ class BoardBuild(SoCBuild):
         if report.failures():
             worst = ", ".join(f"{c.domain} reached {c.achieved_mhz:.2f} MHz < {c.constraint_mhz:.2f} MHz"
                               for c in report.failures())
-            fields = {"sys": "sys_clk_freq", "accel": "accel_clk_freq"}
-            knobs = sorted({f"--set {fields[c.domain]}=HZ" for c in report.failures() if c.domain in fields})
+            knobs = sorted({f"--set {CLOCK_FIELDS[c.domain]}=HZ" for c in report.failures()
+                            if c.domain in CLOCK_FIELDS})
             fix = (f"Lower the clock ({', '.join(knobs)}), try another --seed or shrink the configuration"
                    if knobs else "These clocks are fixed by the board or the host port's PHY: try another --seed "
                    "or shrink the configuration")

@@ -309,6 +309,11 @@ def test_timing_failure_fails_the_build(monkeypatch, capsys):
     assert "timing not met on colorlight_i5" in err and "accel reached 71.00 MHz < 75.00 MHz" in err
     # the knob of the failing domain, not sys's
     assert "--set accel_clk_freq=HZ" in err and "sys_clk_freq" not in err
+    # a clock no configuration field sets (the host port's SCLK): no knob to lower
+    status, err, _ = fake_build(monkeypatch, capsys, "timing-sclk", fmax={
+        "$glbnet$accel_clk": 80.0, "$glbnet$host_spi_clk$TRELLIS_IO_IN": 40.0})
+    assert status == 1 and "host_spi_clk reached 40.00 MHz < 50.00 MHz" in err
+    assert "fixed by the board or the host port's PHY" in err and "--set" not in err.split("timing not met")[1]
     report = json.loads((build_dir / "report.json").read_text())
     assert report["timing_met"] is False
     assert report["utilisation"]["DP16KD"]["used"] == 30
