@@ -35,19 +35,27 @@ LOOP_END_BITS = 12     # instruction memory of up to 4096 words
 LOOP_COUNT_BITS = 16
 SHIFT_BITS = 5
 LANE_LATENCY = 3       # lane datapath pipeline stages (cores/pcore/lane.py)
+# Clocks from the memories' read data to the lanes' operands (cores/pcore/
+# pcore.py): the read data registered (1), the selected operands registered (1).
+OPERAND_LATENCY = 2
 # A vector instruction occupies at least MIN_SLOTS clocks: a thread's next
 # instruction must read what this one wrote.  Issue bundle (1) + memory read (1)
-# + operand register (1) + lane, then the write-back: see docs/pcore.md.
-MIN_SLOTS = 3 + LANE_LATENCY
+# + operands + lane, then the write-back: see docs/pcore.md.
+MIN_SLOTS = 2 + OPERAND_LATENCY + LANE_LATENCY
 # Accumulator chains (docs/pcore.md, "Accumulator chains"): with at most
 # CHAIN_MAX_NT active threads, an instruction that writes the accumulator and
 # nothing else (CHAIN_OPS) occupies CHAIN_SLOTS clocks instead of MIN_SLOTS.
 # The next instruction, when it follows at once and is one of FORWARD_OPS,
 # takes the accumulator from the lanes' output register (the bypass) and is
 # chained in turn; any other reader of the accumulator waits until the
-# write-back (MIN_SLOTS clocks after the chained instruction's own issue).
+# write-back (MIN_SLOTS clocks after the chained instruction's own issue):
+# it issues CHAIN_WAIT clocks after the chained instruction ended at the
+# earliest.  The accumulator is read OPERAND_LATENCY - 1 clocks after the
+# other memories (its data need no register before the operands'), so the
+# wait is that much shorter than MIN_SLOTS - CHAIN_SLOTS.
 CHAIN_SLOTS = 2
 CHAIN_MAX_NT = 2
+CHAIN_WAIT = MIN_SLOTS - CHAIN_SLOTS - (OPERAND_LATENCY - 1)
 
 # -- vector operations (the lane datapath opcodes) ----------------------------
 ISA_VERSION = 1    # reported by the array (CSR pcore_info.isa_version); raise it when an encoding changes
@@ -273,7 +281,7 @@ class IssueTimer:
         accumulator from the bypass."""
         forward = self.chain and op in FORWARD_OPS
         if not forward and op in ACC_READ_OPS and self.short_end is not None:
-            self.cycles += max(0, MIN_SLOTS - CHAIN_SLOTS - (self.cycles - self.short_end))
+            self.cycles += max(0, CHAIN_WAIT - (self.cycles - self.short_end))
         n = slots(self.nt, op)
         self.cycles += n
         self.chain = n == CHAIN_SLOTS and op in CHAIN_OPS

@@ -12,9 +12,10 @@ Per PCORE:
 * VW instances of the MyHDL lane datapath (``cores/pcore/lane.py``).
 
 Pipeline (clock numbers relative to the sequencer's issue bundle):
-stage 0 presents memory/register addresses, stage 1 selects operands, stage 2
-holds them in the operand registers that feed the lanes, the lanes take
-``LANE_LATENCY`` clocks, then the results are written back (docs/pcore.md).
+stage 0 presents memory/register addresses, the read data are registered,
+stage 1 selects operands from those registers, stage 2 holds them in the
+operand registers that feed the lanes, the lanes take ``LANE_LATENCY``
+clocks, then the results are written back (docs/pcore.md).
 """
 
 from migen import *
@@ -109,19 +110,23 @@ class PCore(Module):
         def waddr(elem_addr, words):
             return elem_addr[lg:lg + _bits(words)]
 
-        # Control pipeline: s1 = operand selection (memory data arrive), then
-        # one clock in the operand registers and LANE_LATENCY in the lanes;
-        # ``wb`` is the write-back stage.
-        s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in (
-            "op", "shift", "fwd", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")}
-        s1_valid = Signal()
-        s1_a_lane = Signal(max=max(vw, 2))
-        s1_b_lane = Signal(max=max(vw, 2))
+        # Control pipeline: s0 = the memories' read data arrive and are
+        # registered, s1 = operand selection (from those registers), then one
+        # clock in the operand registers and LANE_LATENCY in the lanes; ``wb``
+        # is the write-back stage.
+        keys = ("op", "shift", "fwd", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")
+        s0 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s0_" + k) for k in keys}
+        s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in keys}
+        s0_valid, s1_valid = Signal(), Signal()
+        s0_a_lane, s1_a_lane = Signal(max=max(vw, 2)), Signal(max=max(vw, 2))
+        s0_b_lane, s1_b_lane = Signal(max=max(vw, 2)), Signal(max=max(vw, 2))
         self.sync += [
-            s1_valid.eq(seq.iss_valid & seq.iss_thread_en & active),
-            s1_a_lane.eq(seq.iss_a_addr[:lg] if lg else 0),
-            s1_b_lane.eq(seq.iss_b_addr[:lg] if lg else 0),
-            [s1[k].eq(getattr(seq, "iss_" + k)) for k in s1],
+            s0_valid.eq(seq.iss_valid & seq.iss_thread_en & active),
+            s0_a_lane.eq(seq.iss_a_addr[:lg] if lg else 0),
+            s0_b_lane.eq(seq.iss_b_addr[:lg] if lg else 0),
+            [s0[k].eq(getattr(seq, "iss_" + k)) for k in keys],
+            s1_valid.eq(s0_valid), s1_a_lane.eq(s0_a_lane), s1_b_lane.eq(s0_b_lane),
+            [s1[k].eq(s0[k]) for k in keys],
         ]
         wb_keys = ("valid", "op", "dst_kind", "dst_reg", "dst_addr", "tid")
         stage = dict(s1, valid=s1_valid)
@@ -225,17 +230,20 @@ class PCore(Module):
         flag_rd, flag_wr = flagm.get_port(), flagm.get_port(write_capable=True)
         self.specials += vrf, vrf_a, vrf_b, vrf_w, accm, acc_rd, acc_wr, flagm, flag_rd, flag_wr
         s2_tid = s2["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
+        # The accumulator and the flags are read a clock after the other
+        # memories (from s0), so their data meet the operands in s1.
+        s0_tid = s0["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
         self.comb += [
             vrf_a.adr.eq(Cat(seq.iss_a_reg, tid)),
             vrf_b.adr.eq(Cat(seq.iss_b_reg, tid)),
             vrf_w.adr.eq(Cat(s2["dst_reg"], s2_tid)),
             vrf_w.dat_w.eq(res_vec),
             vrf_w.we.eq(wb_result & (s2["dst_kind"] == isa.K_REG)),
-            acc_rd.adr.eq(tid),
+            acc_rd.adr.eq(s0_tid),
             acc_wr.adr.eq(s2_tid),
             acc_wr.dat_w.eq(Cat(*acc_out)),
             acc_wr.we.eq(wb_acc),
-            flag_rd.adr.eq(tid),
+            flag_rd.adr.eq(s0_tid),
             flag_wr.adr.eq(s2_tid),
             flag_wr.dat_w.eq(Cat(*flag_out)),
             flag_wr.we.eq(wb_flag),
@@ -245,7 +253,7 @@ class PCore(Module):
         def lanes_of(vec):
             return [vec[W * i:W * (i + 1)] for i in range(vw)]
 
-        def operand(kind, lane_sel, regs, priv, name):
+        def operand(kind, lane_sel, regs, priv, shr, name):
             bcast_p = Signal(W, name=f"{name}_bcast_private")
             bcast_s = Signal(W, name=f"{name}_bcast_shared")
             self.comb += [bcast_p.eq(Array(lanes_of(priv))[lane_sel]),
@@ -262,8 +270,16 @@ class PCore(Module):
                 })
             return out
 
-        opa = operand(s1["a_kind"], s1_a_lane, vrf_a.dat_r, priv, "opa")
-        opb = operand(s1["b_kind"], s1_b_lane, vrf_b.dat_r, priv, "opb")
+        # The memories' read data are registered first (s0 -> s1): their
+        # unregistered block-RAM outputs (5.8 ns clock-to-out on an ECP5),
+        # the process bank's and the operand's multiplexers and the route to
+        # the lanes' operand registers in one clock were the ULX3S's accel
+        # critical path (48.12 MHz, 14.0 of its 20.8 ns routing).
+        m_priv, m_shr = Signal(W * vw), Signal(W * vw)
+        m_vra, m_vrb = Signal(W * vw), Signal(W * vw)
+        self.sync += [m_priv.eq(priv), m_shr.eq(shr), m_vra.eq(vrf_a.dat_r), m_vrb.eq(vrf_b.dat_r)]
+        opa = operand(s1["a_kind"], s1_a_lane, m_vra, m_priv, m_shr, "opa")
+        opb = operand(s1["b_kind"], s1_b_lane, m_vrb, m_priv, m_shr, "opb")
         # Operand registers: the memories' read data and the operand muxes
         # get a clock of their own, the lanes start from flip-flops.
         r_op = Signal(len(s1["op"]))

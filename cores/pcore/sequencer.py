@@ -107,7 +107,7 @@ class PCORESequencer(Module):
         few = Signal(reset=int(nt <= isa.CHAIN_MAX_NT))   # nt_active <= CHAIN_MAX_NT
         short = Signal()                          # this instruction is chained
         chain = Signal()                          # the previous clock ended a chained instruction
-        wait = Signal(max=isa.MIN_SLOTS - isa.CHAIN_SLOTS + 1)
+        wait = Signal(max=isa.CHAIN_WAIT + 1)
         forward = Signal()
         fwd_hold = Signal()
         stall = Signal()
@@ -181,7 +181,7 @@ class PCORESequencer(Module):
         self.sync += [
             If(issue, If(last, slot.eq(0)).Else(slot.eq(slot + 1))),
             chain.eq(issue & last & short),
-            If(issue & last & short, wait.eq(isa.MIN_SLOTS - isa.CHAIN_SLOTS)
+            If(issue & last & short, wait.eq(isa.CHAIN_WAIT)
             ).Elif(wait != 0, wait.eq(wait - 1)),
             If(issue & (slot == 0), fwd_hold.eq(forward)),
             If(state == IDLE,
