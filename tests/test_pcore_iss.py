@@ -117,20 +117,19 @@ class t {
     w = iss.private[0, 0, 0, :40].reshape(5, 8)
     want = (iss.shared[0, 0, :5, None] * w).sum(axis=0)
     assert list(iss.private[0, 0, 0, 64:72]) == list(want)
-    wait = isa.CHAIN_WAIT                        # a chained write-back's wait (4)
-    S = isa.MIN_SLOTS
+    # a vector instruction takes 7 clocks, a chained write-back's reader waits 4
+    assert (isa.MIN_SLOTS, isa.CHAIN_WAIT) == (7, 4)
     if nt <= isa.CHAIN_MAX_NT:
         # 3 seta (each with its sets) + macz; the loop breaks the chain: the first mac
-        # waits the rest of the wait (its scalar counts), the other two chain; adda, then
-        # the mac waits the same; accr waits it all; halt, drain
-        assert st.cycles == (6 + 2 + 1 + (wait - 1 + 2) + 2 * 2 + 1 + (wait - 1 + 2) + (wait + S) + 1
-                             + isa.MIN_SLOTS)
+        # waits the rest of the 4 clocks (3), the other two chain; adda, then the mac waits 3
+        # clocks; accr waits 4; halt, drain
+        assert st.cycles == 6 + 2 + 1 + (3 + 2) + 2 * 2 + 1 + (3 + 2) + (4 + 7) + 1 + 7
     else:
-        assert st.cycles == 6 + S + 1 + 3 * S + 1 + S + S + 1 + isa.MIN_SLOTS
+        assert st.cycles == 6 + 7 + 1 + 3 * 7 + 1 + 7 + 7 + 1 + 7
     timer = isa.IssueTimer(2)
     assert timer.vector("macz") is False and timer.vector("mac") is True and timer.cycles == 4
     timer.scalar()
-    assert timer.vector("mac") is False and timer.cycles == 5 + (wait - 1) + 2
+    assert timer.vector("mac") is False and timer.cycles == 5 + 3 + 2
 
 
 def test_traps_misaligned_and_out_of_range():
