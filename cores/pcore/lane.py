@@ -22,19 +22,29 @@ docs/pcore.md, "Pipeline"):
 
 A. the product (the DSP block): ``a*b``, or ``a * 2**lo`` for the left
    shifts (``shl``, ``accadd``, ``accset``; ``sh = lo + W*hi``, ``lo < W``),
-   so the lane has no left barrel shifter; ``a+b``/``a-b``, the
-   non-saturating results and the flag, and the operand of the rounding
-   shift (the product for ``mul`` and ``shl``, ``acc_in`` for ``accr``,
-   ``a`` for ``asr``; moved down ``W`` bits when ``sh > W``), so that
-   stage B's multiplier starts from flip-flops;
+   so the lane has no left barrel shifter; one adder, ``a+b`` for
+   ``add`` and ``a-b`` for the rest, whose sign and zero decide ``max``,
+   ``min`` and the compares (no comparator of their own); the flag; the
+   value stage C saturates when the result is not the rounding shift's
+   (the sum, ``shl``'s overflow marker, or the non-saturating result,
+   which is in range and passes unchanged); and the operand of the
+   rounding shift (the product for ``mul`` and ``shl``, ``acc_in`` for
+   ``accr``, ``a`` for ``asr``; moved down ``W`` bits when ``sh > W``), so
+   that stage B's multiplier starts from flip-flops;
 B. the rounding right shift, one multiplier for ``mul`` (the product),
    ``asr`` and ``accr`` (the three ops never share a clock), ``shl``'s
    product passing through it unshifted (``m = 2**W``); ``a << sh`` as the
    product moved up by ``W*hi`` bits (one 2:1 multiplexer); the new
    accumulator;
-C. saturation of the data result (``shl``'s too: below ``sh = W`` the
-   product is ``a << sh`` exactly, from ``W`` up any nonzero ``a``
-   overflows).
+C. saturation of the data result, whatever the op (``shl``'s too: below
+   ``sh = W`` the product is ``a << sh`` exactly, from ``W`` up any
+   nonzero ``a`` overflows).
+
+One adder and one saturation path for every data result, rather than a
+comparator per compare op, a separate non-saturating result register and
+a three-way result multiplexer: 482 LUT per lane instead of 688 (``tsoc
+bench fpga --blocks lane``; docs/fpga.md, "One adder, one saturation
+path").
 
 Ports (all outputs registered, latency ``LATENCY``):
 
@@ -102,35 +112,39 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
         return Signal(intbv(0, min=lo, max=hi))
 
     # Stage A registers: the product, a << sh (modulo 2**AW), the operand of
-    # the rounding shift, the saturating input of add/sub/shl, the
-    # non-saturating results, the accumulator operands.
-    a_op = Signal(intbv(0)[len(op):])
+    # the rounding shift, the value to saturate when the result is not the
+    # rounding shift's (add/sub, shl's overflow, the non-saturating
+    # results), the accumulator operands.
     a_rmul = Signal(intbv(0)[W + 1:])                # the right shift's multiplier (rmul)
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
     a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
-    a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W)
+    a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W), the non-saturating results
     a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (the sum of mac and accadd)
     a_rs = sig(-(1 << (RW - 1)), 1 << (RW - 1))      # the rounding shift's operand x' (see stage B)
     a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr, shl in range)
-    a_res = sig(DMIN, DMAX + 1)                      # result of the non-saturating ops
     a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
     a_fwd = Signal(bool(0))                          # the sum starts from acc_out (the bypass)
     a_flag = Signal(bool(0))
     # Stage B registers: the value to saturate, the new accumulator.
     b_sat = sig(-(1 << (TW - 1)), 1 << (TW - 1))
-    b_do_sat = Signal(bool(0))
-    b_res = sig(DMIN, DMAX + 1)
     b_acc = sig(-(1 << (AW - 1)), 1 << (AW - 1))
     b_flag = Signal(bool(0))
 
     @always(clk.posedge)
     def stage_a():
         dsum = intbv(0, min=-(1 << W), max=1 << W)
+        bx = intbv(0, min=DMIN, max=DMAX + 1)
         res = intbv(0, min=DMIN, max=DMAX + 1)
         mb = intbv(0, min=-(1 << W), max=1 << W)     # the multiplier's second operand
         prod = intbv(0, min=-(1 << (PW - 1)), max=1 << (PW - 1))
         rs = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
         hi = bool(0)
+        cin = intbv(0, min=-2, max=2)
+        neg = bool(0)
+        zero = bool(0)
+        gt = bool(0)
+        pick_a = bool(0)
+        pick_b = bool(0)
 
         # a << sh as a * 2**lo (sh = lo + W*hi): the DSP block is the left
         # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.  Which op
@@ -168,51 +182,50 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
         a_fwd.next = fwd
         a_rmul.next = rmul
 
-        a_sat.next = 0
+        # One adder for add, sub and the compares: a + b for add, a - b
+        # (a + ~b + 1) for the rest; max, min and the compares read its sign
+        # and zero.  The non-saturating results pick a, b or 0.
+        # (cin a signed variable: a bool would make the converted sum unsigned)
         if op == OP_ADD:
-            dsum[:] = a + b
-            a_sat.next = dsum
-        elif op == OP_SUB:
-            dsum[:] = a - b
+            bx[:] = b
+            cin[:] = 0
+        else:
+            bx[:] = ~b
+            cin[:] = 1
+        dsum[:] = a + bx + cin
+        neg = dsum < 0
+        zero = dsum == 0
+        gt = not neg and not zero
+        pick_a = op == OP_MOV or (op == OP_MAX and gt) or (op == OP_MIN and neg) \
+            or (op == OP_RELU and a > 0) or (op == OP_SEL and flag_in)
+        pick_b = (op == OP_MAX and not gt) or (op == OP_MIN and not neg) or (op == OP_SEL and not flag_in)
+        if pick_a:
+            res[:] = a
+        elif pick_b:
+            res[:] = b
+        else:
+            res[:] = 0
+        # a_sat: what stage C saturates when the result is not the rounding
+        # shift's: the sum of add and sub, shl's overflow marker (+-2**W),
+        # or the non-saturating result (in range, so it passes unchanged).
+        if op == OP_ADD or op == OP_SUB:
             a_sat.next = dsum
         elif op == OP_SHL:
             if a < 0:
                 a_sat.next = -(1 << W)
             else:
                 a_sat.next = 1 << W
-
-        res[:] = 0
-        if op == OP_MAX:
-            if a > b:
-                res[:] = a
-            else:
-                res[:] = b
-        elif op == OP_MIN:
-            if a < b:
-                res[:] = a
-            else:
-                res[:] = b
-        elif op == OP_RELU:
-            if a > 0:
-                res[:] = a
-        elif op == OP_SEL:
-            if flag_in:
-                res[:] = a
-            else:
-                res[:] = b
-        elif op == OP_MOV:
-            res[:] = a
-        a_res.next = res
+        else:
+            a_sat.next = res
 
         if op == OP_CMPGT:
-            a_flag.next = a > b
+            a_flag.next = gt
         elif op == OP_CMPGE:
-            a_flag.next = a >= b
+            a_flag.next = not neg
         elif op == OP_CMPEQ:
-            a_flag.next = a == b
+            a_flag.next = zero
         else:
             a_flag.next = flag_in
-        a_op.next = op
 
     @always(clk.posedge)
     def stage_b():
@@ -232,12 +245,6 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
             b_sat.next = rnd
         else:
             b_sat.next = a_sat
-        if a_op == OP_ADD or a_op == OP_SUB or a_op == OP_MUL or a_op == OP_ASR \
-                or a_op == OP_SHL or a_op == OP_ACCR:
-            b_do_sat.next = True
-        else:
-            b_do_sat.next = False
-        b_res.next = a_res
 
         # accumulator: one AW-bit adder, wrapping modulo 2**AW:
         # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; accadd,
@@ -266,15 +273,13 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
         # else its sign picks the bound.
         top = intbv(0)[TW - W + 1:]
         top[:] = b_sat[TW:W - 1]
-        if b_do_sat and top != 0 and top != TOP_ONES:
+        if top != 0 and top != TOP_ONES:
             if b_sat[TW - 1]:
                 result.next = DMIN
             else:
                 result.next = DMAX
-        elif b_do_sat:
-            result.next = b_sat[W:].signed()
         else:
-            result.next = b_res
+            result.next = b_sat[W:].signed()
         acc_out.next = b_acc
         flag_out.next = b_flag
 
