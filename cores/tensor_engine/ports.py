@@ -79,8 +79,18 @@ class ScratchPad(Module):
 
     ``port`` is the element path's 32-bit ``WordPort`` (a slice of a wide
     word); ``wide_*`` is the vector path's full-width access, selected by
-    ``wide``.  Reads answer the next clock, writes happen in the clock they
-    arrive."""
+    ``wide``.  Reads answer the next clock.  A write is acknowledged in the
+    clock it arrives and registered (address, data, byte enables) before
+    the block RAM: the element path's word merge and the route to the
+    scratch-pad's block RAMs, spread over the chip, in one clock were the
+    ULX3S's ``accel`` critical path at 50.64 MHz (docs/fpga.md).  So a
+    write reaches the memory a clock later: a read in the clock of the
+    write request returns the old word, a read the clock after (or later)
+    the new one (the read port is transparent to the write port).  The
+    engine never reads a word in the clock it writes it: within a transfer
+    every source element is read before any destination element is
+    written (docs/tensor_semantics.md, "Order"), and a transfer that reads
+    what the one before it writes starts after that one's last write."""
 
     def __init__(self, size, word_bytes=4):
         assert word_bytes % 4 == 0 and size % word_bytes == 0
@@ -111,15 +121,19 @@ class ScratchPad(Module):
             p.wr_ack.eq(p.wr_stb),
             If(self.wide,
                 rd.adr.eq(self.wide_rd_adr),
+            ).Else(
+                rd.adr.eq(p.rd_adr[k:]),
+            ),
+        ]
+        # the write, registered before the block RAM
+        self.sync += If(self.wide,
                 wr.adr.eq(self.wide_wr_adr),
                 wr.dat_w.eq(self.wide_wr_dat),
                 wr.we.eq(self.wide_wr_be),
             ).Else(
-                rd.adr.eq(p.rd_adr[k:]),
                 wr.adr.eq(p.wr_adr[k:]),
                 wr.dat_w.eq(Replicate(p.wr_dat, word_bytes // 4)),
                 # the shift amount as its own signal: Verilog sizes an inline product to its operands
                 wr.we.eq(Mux(p.wr_stb, p.wr_sel, 0) << slice_shift),
-            ),
-        ]
+            )
         self.sync += pending.eq(p.rd_stb & ~pending)
