@@ -6,7 +6,8 @@ Gray-coded pointers through ``MultiReg``) carry the traffic, so the two clocks
 may be unrelated:
 
 * the *request* FIFO (up -> down) carries every access in program order:
-  address, write enable, data and byte selects;
+  address, write enable, data and byte selects, entering it through a
+  register in ``cd_up`` (a clock of latency);
 * the *response* FIFO (down -> up) carries read data and the error flag.
 
 Writes are *posted*: ``up`` acknowledges a write as soon as the request FIFO
@@ -69,8 +70,8 @@ CTI_END = 0b111
 
 
 class WishboneCDC(LiteXModule):
-    # Enough for every write in flight: the request FIFO and the three beats
-    # the down side holds (a fence compares counts modulo 2**6, so fewer
+    # Enough for every write in flight: the request FIFO, its input
+    # register and the three beats the down side holds (a fence compares counts modulo 2**6, so fewer
     # than 32 may be in flight).
     WR_COUNT_BITS = 6
 
@@ -82,8 +83,8 @@ class WishboneCDC(LiteXModule):
         if (len(down.adr), len(down.dat_w)) != (aw, dw):
             raise ValueError(f"WishboneCDC: the buses differ (address {aw} / {len(down.adr)} bits, "
                              f"data {dw} / {len(down.dat_w)} bits); convert one first")
-        if depth + 3 >= 1 << (self.WR_COUNT_BITS - 1):
-            raise ValueError(f"WishboneCDC: depth={depth}: at most {(1 << (self.WR_COUNT_BITS - 1)) - 4}")
+        if depth + 4 >= 1 << (self.WR_COUNT_BITS - 1):
+            raise ValueError(f"WishboneCDC: depth={depth}: at most {(1 << (self.WR_COUNT_BITS - 1)) - 5}")
         for name, n in (("read_ahead", read_ahead), ("depth", depth), ("block_words", block_words)):
             if n < 4 or n & (n - 1):
                 raise ValueError(f"WishboneCDC: {name}={n} must be a power of two, 4 or more")
@@ -99,6 +100,14 @@ class WishboneCDC(LiteXModule):
         req_layout = [("adr", aw), ("we", 1), ("dat_w", dw), ("sel", dw // 8)]
         rsp_layout = [("dat_r", dw), ("err", 1)]
         self.req = req = stream.ClockDomainCrossing(req_layout, cd_from=cd_up, cd_to=cd_down, depth=depth)
+        # The up side's requests enter the FIFO through a register (LiteX
+        # stream.PipeValid): the master's request and the read-ahead logic
+        # end at flip-flops, not at the FIFO's write enable and the Gray
+        # counter of its write pointer (with them, the accel DMA master's
+        # burst request through this logic was the ULX3S's accel critical
+        # path at 51.00 MHz, 16.2 of its 19.6 ns routing; docs/fpga.md).  It
+        # costs every access a clock of latency, not throughput.
+        self.req_pipe = req_pipe = ClockDomainsRenamer(cd_up)(stream.PipeValid(req_layout))
         self.rsp = rsp = stream.ClockDomainCrossing(rsp_layout, cd_from=cd_down, cd_to=cd_up, depth=read_ahead)
 
         # -- up side (cd_up) -------------------------------------------------
@@ -131,19 +140,20 @@ class WishboneCDC(LiteXModule):
             rsp.source.ready.eq(hit | drop),
             pop.eq(rsp.source.valid & rsp.source.ready),
             up.dat_r.eq(rsp.source.dat_r),
-            up.ack.eq((wr & req.sink.ready) | (hit & ~rsp.source.err)),
+            up.ack.eq((wr & req_pipe.sink.ready) | (hit & ~rsp.source.err)),
             up.err.eq(hit & rsp.source.err),
             # a read with nothing in flight: request its own word
             first.eq(rd & ~stale & (n_out == 0)),
             # a beat of an incrementing burst whose word is in flight: read ahead
             more.eq(rd & match & (up.cti == CTI_INCR) & (n_out < read_ahead)
                     & (ahead[blk:] == up.adr[blk:])) if bursts else more.eq(0),
-            req.sink.valid.eq(wr | first | more),
-            req.sink.adr.eq(Mux(more, ahead, up.adr)),
-            req.sink.we.eq(wr),
-            req.sink.dat_w.eq(up.dat_w),
-            req.sink.sel.eq(up.sel),
-            push.eq(req.sink.valid & req.sink.ready),
+            req_pipe.sink.valid.eq(wr | first | more),
+            req_pipe.sink.adr.eq(Mux(more, ahead, up.adr)),
+            req_pipe.sink.we.eq(wr),
+            req_pipe.sink.dat_w.eq(up.dat_w),
+            req_pipe.sink.sel.eq(up.sel),
+            req_pipe.source.connect(req.sink),
+            push.eq(req_pipe.sink.valid & req_pipe.sink.ready),
             in_ahead.eq((up.adr >= head) & (up.adr < ahead)),
             self.up_idle.eq(n_out == 0),
         ]
