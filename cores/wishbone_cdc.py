@@ -71,8 +71,8 @@ CTI_END = 0b111
 
 class WishboneCDC(LiteXModule):
     # Enough for every write in flight: the request FIFO, its input
-    # register and the three beats the down side holds (a fence compares counts modulo 2**6, so fewer
-    # than 32 may be in flight).
+    # register and the three beats the down side holds (a fence compares
+    # counts modulo 2**6, so fewer than 32 may be in flight).
     WR_COUNT_BITS = 6
 
     def __init__(self, up, down, cd_up, cd_down, read_ahead=16, depth=16, max_burst=64, block_words=256,

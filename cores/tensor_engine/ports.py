@@ -119,11 +119,7 @@ class ScratchPad(Module):
             p.rd_dat.eq(slices[p.rd_adr[:k]] if k else rd.dat_r),
             p.rd_ack.eq(pending),
             p.wr_ack.eq(p.wr_stb),
-            If(self.wide,
-                rd.adr.eq(self.wide_rd_adr),
-            ).Else(
-                rd.adr.eq(p.rd_adr[k:]),
-            ),
+            rd.adr.eq(Mux(self.wide, self.wide_rd_adr, p.rd_adr[k:])),
         ]
         # the write, registered before the block RAM
         self.sync += If(self.wide,
