@@ -9,13 +9,15 @@ so one lane serves all threads in turn.
 
 Arithmetic is exactly ``verification/golden/fixedpoint.py``: saturating data
 results, round-half-up arithmetic right shifts, wrapping accumulator.  The
-lane has no barrel shifter: both shifts run through multipliers (DSP blocks
-on an FPGA).  The round-half-up right shift by ``s`` (``0 <= s < 2W``) is
-``(x' * m + 2**(W-1)) >> W`` with ``x' = x >> W`` when ``s > W`` (else
-``x``) and ``m = 2**((W - s) mod W)``, ``2**W`` for ``s = 0``: a product
-and a constant, so the rounding costs no adder of its own, and the shifts
-by ``W`` are fixed wiring (docs/fpga.md, "Right shifts through the
-multiplier").
+lane has one multiplier (one DSP block on an FPGA), which is also its left
+shifter.  The round-half-up right shift by ``s`` (``1 <= s < 2W``) is
+``((x >> (s-1)) + 1) >> 1``: ``x >> W`` when ``s > W`` (fixed wiring, in
+stage A), then a shift by ``(s-1) mod W`` of the ``W+2``-bit window the
+saturated result needs, with a check of the bits above it against a mask
+of the shift amount (``W+2`` bits, not ``2W+1``: stage B).  It took two
+DSP blocks as a ``2W x (W+1)`` product before; their wide operands and
+products were the most congested routing of the PCORE array on the ECP5
+(docs/fpga.md, "Right shifts in the fabric again").
 
 Three pipeline stages, so that each fits a 50 MHz clock on an ECP5 (see
 docs/pcore.md, "Pipeline"):
@@ -29,13 +31,13 @@ A. the product (the DSP block): ``a*b``, or ``a * 2**lo`` for the left
    (the sum, ``shl``'s overflow marker, or the non-saturating result,
    which is in range and passes unchanged); and the operand of the
    rounding shift (the product for ``mul`` and ``shl``, ``acc_in`` for
-   ``accr``, ``a`` for ``asr``; moved down ``W`` bits when ``sh > W``), so
-   that stage B's multiplier starts from flip-flops;
-B. the rounding right shift, one multiplier for ``mul`` (the product),
+   ``accr``, ``a`` for ``asr``; moved down ``W`` bits when ``sh > W``,
+   doubled when nothing shifts), so that stage B's shifter starts from
+   flip-flops;
+B. the rounding right shift, one shifter for ``mul`` (the product),
    ``asr`` and ``accr`` (the three ops never share a clock), ``shl``'s
-   product passing through it unshifted (``m = 2**W``); ``a << sh`` as the
-   product moved up by ``W*hi`` bits (one 2:1 multiplexer); the new
-   accumulator;
+   product passing through it unshifted; ``a << sh`` as the product moved
+   up by ``W*hi`` bits (one 2:1 multiplexer); the new accumulator;
 C. saturation of the data result, whatever the op (``shl``'s too: below
    ``sh = W`` the product is ``a << sh`` exactly, from ``W`` up any
    nonzero ``a`` overflows).
@@ -63,8 +65,9 @@ Ports (all outputs registered, latency ``LATENCY``):
 ``lsh``     in     the op is a left shift through the multiplier (``shl``,
                    ``accadd``, ``accset``), predecoded
 ``pow2``    in     2**(sh mod width), predecoded (``shift_controls``)
-``rmul``    in     the right shift's multiplier ``m``, predecoded
+``rlo``     in     the right shift's fine amount ``(sh-1) mod W``, predecoded
 ``rhi``     in     the right shift takes ``x >> W`` (``sh > W``), predecoded
+``rz``      in     no right shift (``sh = 0``, ``shl``), predecoded
 ``result``  out    signed data result
 ``acc_out`` out    new accumulator value; undefined after an operation the
                    PCORE does not write it back for (not in
@@ -90,7 +93,7 @@ def shift_bits_for(acc_width):
 
 
 @block
-def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, result, acc_out, flag_out,
+def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rlo, rhi, rz, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
     # The left shifts run through the multiplier as a * 2**lo, moved up by
@@ -101,8 +104,10 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
     PW = 2 * W                     # product width
     RW = max(PW, AW)               # the rounding right shift's input: product, accumulator or a
     XW = W + 2                     # add/sub results and the shl overflow marker (+-2**W)
-    TW = RW + 1                    # the rounded value (and XW values) before saturation
+    TW = XW                        # what stage C saturates: XW values, and the rounded value narrowed to XW bits
+    HW = RW + 2 - XW               # the rounding shift operand's bits from the XW-bit window's sign up
     TOP_ONES = (1 << (TW - W + 1)) - 1     # b_sat's bits TW-1 .. W-1 all set: a negative value in range
+    LG = W.bit_length() - 1        # log2(W): the fine right shift's amount bits
 
     OP_MOV, OP_ADD, OP_SUB, OP_MUL = OP["mov"], OP["add"], OP["sub"], OP["mul"]
     OP_MAX, OP_MIN, OP_RELU, OP_ASR = OP["max"], OP["min"], OP["relu"], OP["asr"]
@@ -117,12 +122,12 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
     # the rounding shift, the value to saturate when the result is not the
     # rounding shift's (add/sub, shl's overflow, the non-saturating
     # results), the accumulator operands.
-    a_rmul = Signal(intbv(0)[W + 1:])                # the right shift's multiplier (rmul)
+    a_rlo = Signal(intbv(0)[LG:])                    # the right shift's fine amount (rlo)
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
     a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
     a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W), the non-saturating results
     a_x = sig(-(1 << (RW - 1)), 1 << (RW - 1))       # acc_in (the sum of mac and accadd)
-    a_rs = sig(-(1 << (RW - 1)), 1 << (RW - 1))      # the rounding shift's operand x' (see stage B)
+    a_rs = sig(-(1 << RW), 1 << RW)                  # the rounding shift's operand x' (see stage B)
     a_rnd_res = Signal(bool(0))                      # the data result is the rounding shift's (mul, asr, accr, shl in range)
     a_acc_keep = Signal(bool(0))                     # mac, accadd: the sum starts from the accumulator
     a_fwd = Signal(bool(0))                          # the sum starts from acc_out (the bypass)
@@ -163,15 +168,18 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
         a_hi.next = hi and (op == OP_ACCADD or op == OP_ACCSET)
         a_x.next = acc_in
         # The rounding right shift's operand x, chosen here so that stage B
-        # starts its multiplier from flip-flops: the product (mul, shl), the
-        # accumulator (accr) or a (asr); x' = x >> W when sh > W (rhi).
+        # starts its shifter from flip-flops: the product (mul, shl), the
+        # accumulator (accr) or a (asr); the shift's coarse step: x' = x >> W
+        # when sh > W (rhi), 2x when nothing shifts (rz: sh = 0, shl).
         if op == OP_MUL or op == OP_SHL:
             rs[:] = prod
         elif op == OP_ACCR:
             rs[:] = acc_in
         else:
             rs[:] = a
-        if rhi:
+        if rz:
+            a_rs.next = rs * 2
+        elif rhi:
             a_rs.next = rs >> W
         else:
             a_rs.next = rs
@@ -182,7 +190,7 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
             or (op == OP_SHL and (not hi or a == 0))
         a_acc_keep.next = op == OP_MAC or op == OP_ACCADD
         a_fwd.next = fwd
-        a_rmul.next = rmul
+        a_rlo.next = rlo
 
         # One adder for add, sub and the compares: a + b for add, a - b
         # (a + ~b + 1) for the rest; max, min and the compares read its sign
@@ -231,22 +239,43 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rmul, rhi, re
 
     @always(clk.posedge)
     def stage_b():
-        rprod = intbv(0, min=-(1 << (RW + W)), max=1 << (RW + W))
-        rnd = intbv(0, min=-(1 << RW), max=1 << RW)
+        rsh = intbv(0, min=-(1 << RW), max=1 << RW)
+        win = intbv(0, min=-(1 << (XW - 1)), max=1 << (XW - 1))
+        inc = intbv(0, min=-(1 << XW), max=1 << XW)
+        rnd = intbv(0, min=-(1 << (XW - 1)), max=1 << (XW - 1))
+        top = intbv(0)[HW:]
+        tmask = intbv(0)[HW:]
+        tinv = intbv(0)[HW:]
+        fit = bool(0)
         base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
         addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
         sumw = intbv(0)[AW + 1:]
         lshw = intbv(0)[AW:]
 
-        # round-half-up right shift by sh through a multiplier:
-        # (x' * m + 2**(W-1)) >> W, x' = x >> W for sh > W (stage A);
-        # m = 2**W (no shift) for sh = 0 and shl
-        rprod[:] = a_rs * a_rmul + (1 << (W - 1))
-        rnd[:] = rprod >> W
-        if a_rnd_res:
-            b_sat.next = rnd
-        else:
+        # round-half-up right shift by sh >= 1: ((x >> (sh-1)) + 1) >> 1,
+        # x >> (sh-1) as y = x' >> rlo (stage A took x' = x >> W when
+        # sh > W, rlo = (sh-1) mod W); no shift (rz): x' = 2x, rlo = 0, so
+        # the same increment and halving give x back.  Only y's low XW bits
+        # are shifted: when y does not fit them (x''s bits RW .. XW-1+rlo
+        # not all equal, a check against a mask of rlo alone), |y| >= 2**(XW-1)
+        # and the result saturates, so the sign's overflow marker (+-2**W)
+        # stands in for it and stage C saturates XW bits, not RW + 1.
+        rsh[:] = a_rs >> a_rlo
+        win[:] = rsh[XW:].signed()
+        inc[:] = win + 1
+        rnd[:] = inc >> 1
+        top[:] = a_rs[RW + 1:XW - 1]
+        tmask[:] = (((1 << HW) - 1) << a_rlo) & ((1 << HW) - 1)
+        tinv[:] = ~tmask          # its own variable: inverted inside the comparison, Verilog would widen it first
+        fit = (top & tmask) == 0 or (top | tinv) == (1 << HW) - 1
+        if not a_rnd_res:
             b_sat.next = a_sat
+        elif fit:
+            b_sat.next = rnd
+        elif a_rs < 0:
+            b_sat.next = -(1 << W)
+        else:
+            b_sat.next = 1 << W
 
         # accumulator: one AW-bit adder, wrapping modulo 2**AW:
         # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; accadd,
@@ -292,20 +321,21 @@ LEFT_SHIFT_OPS = ("shl", "accadd", "accset")
 
 
 def shift_controls(op, sh, width=16):
-    """The lane's predecoded ports ``(lsh, pow2, rmul, rhi)`` for operation
-    code ``op`` and shift ``sh``: whether the op shifts left through the
-    multiplier, 2**(sh mod width), and the rounding right shift's
-    multiplier and high half (``sh > width``: the shift takes ``x >>
-    width``).  ``shl`` passes its product through the right shift
-    unshifted.  The PCORE computes the same from its issue bundle a clock
+    """The lane's predecoded ports ``(lsh, pow2, rlo, rhi, rz)`` for
+    operation code ``op`` and shift ``sh``: whether the op shifts left
+    through the multiplier, 2**(sh mod width), and the rounding right
+    shift's fine amount ``(sh - 1) mod width``, coarse step (``sh >
+    width``: the shift takes ``x >> width``) and ``rz``, no right shift
+    (``sh = 0``, and ``shl``, which passes its product through
+    unshifted).  The PCORE computes the same from its issue bundle a clock
     ahead (``cores/pcore/pcore.py``)."""
     W = width
     lsh = int(op in [OP[n] for n in LEFT_SHIFT_OPS])
     if sh == 0 or op == OP["shl"]:
-        rmul, rhi = 1 << W, 0
+        rlo, rhi, rz = 0, 0, 1
     else:
-        rmul, rhi = 1 << ((W - sh) % W), int(sh > W)
-    return lsh, 1 << (sh % W), rmul, rhi
+        rlo, rhi, rz = (sh - 1) % W, int(sh > W), 0
+    return lsh, 1 << (sh % W), rlo, rhi, rz
 
 
 def lane_signals(width=16, acc_width=32):
@@ -322,8 +352,9 @@ def lane_signals(width=16, acc_width=32):
         sh=Signal(intbv(0)[sw:]),
         lsh=Signal(bool(0)),
         pow2=Signal(intbv(0)[width + 1:]),
-        rmul=Signal(intbv(0)[width + 1:]),
+        rlo=Signal(intbv(0)[width.bit_length() - 1:]),
         rhi=Signal(bool(0)),
+        rz=Signal(bool(0)),
         result=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
         acc_out=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
         flag_out=Signal(bool(0)),

@@ -288,8 +288,9 @@ class PCore(Module):
         # the lanes' predecoded shift controls (lane.shift_controls)
         r_lsh = Signal()
         r_pow2 = Signal(W + 1)
-        r_rmul = Signal(W + 1)
+        r_rlo = Signal(log2_int(W))
         r_rhi = Signal()
+        r_rz = Signal()
         s1_sh = Signal(shift_bits_for(AW))
         self.comb += s1_sh.eq(s1["shift"][:shift_bits_for(AW)])
         r_acc = Signal(AW * vw)
@@ -301,10 +302,10 @@ class PCore(Module):
             r_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
             r_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)]),
             If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
-                r_rmul.eq(C(1 << W, W + 1)), r_rhi.eq(0)
+                r_rlo.eq(0), r_rhi.eq(0), r_rz.eq(1)
             ).Else(
-                # 2**((W - sh) mod W): the low log2(W) bits of -sh
-                r_rmul.eq(C(1, W + 1) << (-s1_sh)[:log2_int(W)]), r_rhi.eq(s1_sh > W)),
+                # (sh - 1) mod W: the low log2(W) bits of sh - 1
+                r_rlo.eq((s1_sh - 1)[:log2_int(W)]), r_rhi.eq(s1_sh > W), r_rz.eq(0)),
             r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
@@ -312,4 +313,4 @@ class PCore(Module):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
                 i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
-                i_sh=r_sh, i_lsh=r_lsh, i_pow2=r_pow2, i_rmul=r_rmul, i_rhi=r_rhi, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
+                i_sh=r_sh, i_lsh=r_lsh, i_pow2=r_pow2, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

@@ -18,7 +18,7 @@ def run_lane(stim, width, acc_width):
             (("op", "op"), ("a", "a"), ("b", "b"), ("acc_in", "acc"), ("flag_in", "flag"), ("sh", "sh"),
              ("fwd", "fwd")) if k in stim]
     ctl = [shift_controls(int(o), int(h), width) for o, h in zip(stim["op"], stim["sh"])]
-    cols += [(sig[name], [c[k] for c in ctl]) for k, name in enumerate(("lsh", "pow2", "rmul", "rhi"))]
+    cols += [(sig[name], [c[k] for c in ctl]) for k, name in enumerate(("lsh", "pow2", "rlo", "rhi", "rz"))]
     clk = sig["clk"]
 
     @block
