@@ -24,6 +24,7 @@ from litex.soc.interconnect import wishbone
 from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
+from tensorsoc.cores.tensor_engine.fifo import HeadFIFO
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
 from tensorsoc.cores.tensor_engine.trace import ActivityTrace
@@ -146,25 +147,16 @@ class TensorEngineCore(Module):
         self.submodules.scratch = scratch = ScratchPad(config.scratch_size, scratch_word_bytes(vw))
         self.submodules.spu = spu = StreamProcessor()
 
-        # The instruction queue: a LUT-RAM FIFO and a head register in front
-        # of the decoder (``q``: dout/readable/re), so that the decoder
-        # starts from flip-flops.  The FIFO's asynchronous read, its level
-        # and the decoder's state logic into the count product's reset in
-        # one clock were the ULX3S's accel critical path (51.14 MHz, 16.3
-        # of its 19.6 ns routing).  The head holds one word more than the
-        # FIFO; the free space reported stays that of queue_depth words.
-        self.submodules.queue = qf = SyncFIFO(32, queue_depth)
-        q = Record([("dout", 32), ("readable", 1), ("re", 1)])
-        q_level = Signal(max=queue_depth + 2)
-        self.comb += [
-            qf.re.eq(qf.readable & (~q.readable | q.re)),
-            q_level.eq(qf.level + q.readable),
-        ]
-        self.sync += If(qf.re, q.dout.eq(qf.dout), q.readable.eq(1)).Elif(q.re, q.readable.eq(0))
+        # The instruction queue, with its head word in a register (fifo.py),
+        # so that the decoder starts from flip-flops: the LUT-RAM read, the
+        # queue's level and the decoder's state logic into the count
+        # product's reset in one clock were the ULX3S's accel critical path
+        # (51.14 MHz, 16.3 of its 19.6 ns routing).
+        self.submodules.queue = q = HeadFIFO(32, queue_depth)
         self.submodules.cbq = cbq = SyncFIFO(32, cb_depth)
         self.comb += [
-            qf.we.eq(self.q_we), qf.din.eq(self.q_data),
-            self.q_space.eq(Mux(q_level >= queue_depth, 0, queue_depth - q_level)),
+            q.we.eq(self.q_we), q.din.eq(self.q_data),
+            self.q_space.eq(queue_depth - q.level),
             self.cb_valid.eq(cbq.readable), self.cb_tag.eq(cbq.dout), cbq.re.eq(self.cb_pop),
         ]
         err_set = Signal(len(self.errors))
@@ -571,7 +563,7 @@ class TensorEngineCore(Module):
                 wr_process.eq(d_process), scatter.eq(d_scatter), bmode.eq(d_bmode), bc_copy.eq(d_bc_copy)),
         ]
         self.comb += self.xfer_vector.eq(vmode)
-        self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable & ~qf.readable & exec_idle)
+        self.comb += self.idle.eq(fsm.ongoing("HDR") & ~q.readable & exec_idle)
 
         # ------------------------------------------------------------------
         # Address generators and physical ranges.

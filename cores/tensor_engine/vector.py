@@ -31,6 +31,7 @@ from litex.soc.interconnect import wishbone
 
 from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.tensor_engine.ports import scratch_word_bytes
+from tensorsoc.cores.tensor_engine.fifo import HeadFIFO
 
 SPACE = {name: v[0] for name, v in isa.SPACES.items()}
 DT = {name: v[0] for name, v in isa.DTYPES.items()}
@@ -236,7 +237,10 @@ class VectorPath(Module):
 
         # -- request queue: one chunk of the source per clock --------------
         desc = _Packed(word=32, off=8, n=8, skip=1, cont=1)
-        self.submodules.rq = rq = SyncFIFO(desc.width, 4)
+        # (its head word in a register, fifo.py: the LUT-RAM read into the
+        # DMA crossing's read-ahead compare and back through its acknowledge
+        # was the ULX3S's accel critical path, 47.68 MHz)
+        self.submodules.rq = rq = HeadFIFO(desc.width, 4)
         self.comb += [
             rq.din.eq(desc.pack(word=sgeo.word, off=sgeo.off, n=sg.n[:8], skip=s_skip,
                                 cont=~s_skip & ~sg.row_end & s_next_in)),
