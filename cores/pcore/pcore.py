@@ -253,20 +253,29 @@ class PCore(Module):
         def lanes_of(vec):
             return [vec[W * i:W * (i + 1)] for i in range(vw)]
 
-        def operand(kind, lane_sel, regs, priv, shr, name):
-            bcast_p = Signal(W, name=f"{name}_bcast_private")
-            bcast_s = Signal(W, name=f"{name}_bcast_shared")
-            self.comb += [bcast_p.eq(Array(lanes_of(priv))[lane_sel]),
-                          bcast_s.eq(Array(lanes_of(shr))[lane_sel])]
+        # An operand is a vector register, the memory word it reads (private
+        # or shared: each memory is read for one operand at most,
+        # isa.source_conflict), one lane of that word broadcast, or 0.
+        SEL_REG, SEL_MEM, SEL_BCAST, SEL_ZERO = range(4)
+
+        def select_of(kind):
+            return Mux(kind == isa.K_REG, SEL_REG,
+                       Mux((kind == isa.K_PRIV) | (kind == isa.K_SHR), SEL_MEM,
+                           Mux((kind == isa.K_PRIVB) | (kind == isa.K_SHRB), SEL_BCAST, SEL_ZERO)))
+
+        def reads_private(kind):
+            return (kind == isa.K_PRIV) | (kind == isa.K_PRIVB)
+
+        def operand(sel, lane_sel, regs, mem, name):
+            bcast = Signal(W, name=f"{name}_bcast")
+            self.comb += bcast.eq(Array(lanes_of(mem))[lane_sel])
             out = [Signal((W, True), name=f"{name}{i}") for i in range(vw)]
             for i, o in enumerate(out):
-                self.comb += Case(kind, {
-                    isa.K_REG: o.eq(lanes_of(regs)[i]),
-                    isa.K_PRIV: o.eq(lanes_of(priv)[i]),
-                    isa.K_PRIVB: o.eq(bcast_p),
-                    isa.K_SHR: o.eq(lanes_of(shr)[i]),
-                    isa.K_SHRB: o.eq(bcast_s),
-                    "default": o.eq(0),
+                self.comb += Case(sel, {
+                    SEL_REG: o.eq(lanes_of(regs)[i]),
+                    SEL_MEM: o.eq(lanes_of(mem)[i]),
+                    SEL_BCAST: o.eq(bcast),
+                    SEL_ZERO: o.eq(0),
                 })
             return out
 
@@ -274,12 +283,25 @@ class PCore(Module):
         # unregistered block-RAM outputs (5.8 ns clock-to-out on an ECP5),
         # the process bank's and the operand's multiplexers and the route to
         # the lanes' operand registers in one clock were the ULX3S's accel
-        # critical path (48.12 MHz, 14.0 of its 20.8 ns routing).
-        m_priv, m_shr = Signal(W * vw), Signal(W * vw)
+        # critical path (48.12 MHz, 14.0 of its 20.8 ns routing).  What is
+        # registered is each operand's memory word (m_a, m_b: the private
+        # or the shared word, chosen with the process bank) rather than the
+        # private and the shared word, so that each operand multiplexer has
+        # three sources, not five, and each registered bit two loads, not
+        # four: the private and shared read data's fan-out into both
+        # operands was the ULX3S 4 x 8 x 4 build's most congested routing
+        # (docs/fpga.md, "One memory word per operand").
+        m_a, m_b = Signal(W * vw), Signal(W * vw)
         m_vra, m_vrb = Signal(W * vw), Signal(W * vw)
-        self.sync += [m_priv.eq(priv), m_shr.eq(shr), m_vra.eq(vrf_a.dat_r), m_vrb.eq(vrf_b.dat_r)]
-        opa = operand(s1["a_kind"], s1_a_lane, m_vra, m_priv, m_shr, "opa")
-        opb = operand(s1["b_kind"], s1_b_lane, m_vrb, m_priv, m_shr, "opb")
+        s1_a_sel, s1_b_sel = Signal(2), Signal(2)
+        self.sync += [
+            m_a.eq(Mux(reads_private(s0["a_kind"]), priv, shr)),
+            m_b.eq(Mux(reads_private(s0["b_kind"]), priv, shr)),
+            m_vra.eq(vrf_a.dat_r), m_vrb.eq(vrf_b.dat_r),
+            s1_a_sel.eq(select_of(s0["a_kind"])), s1_b_sel.eq(select_of(s0["b_kind"])),
+        ]
+        opa = operand(s1_a_sel, s1_a_lane, m_vra, m_a, "opa")
+        opb = operand(s1_b_sel, s1_b_lane, m_vrb, m_b, "opb")
         # Operand registers: the memories' read data and the operand muxes
         # get a clock of their own, the lanes start from flip-flops.
         r_op = Signal(len(s1["op"]))
