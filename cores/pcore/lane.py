@@ -62,9 +62,10 @@ Ports (all outputs registered, latency ``LATENCY``):
                    ``acc_in`` (the previous instruction of the same thread,
                    2 clocks earlier: docs/pcore.md, "Accumulator chains")
 ``sh``      in     shift amount (unsigned)
-``lsh``     in     the op is a left shift through the multiplier (``shl``,
-                   ``accadd``, ``accset``), predecoded
-``pow2``    in     2**(sh mod width), predecoded (``shift_controls``)
+``mb``      in     the multiplier's second operand (``width+1`` bits,
+                   signed): ``b``, or ``2**(sh mod width)`` for the left
+                   shifts (``shl``, ``accadd``, ``accset``), chosen by the
+                   PCORE (``shift_controls``)
 ``rlo``     in     the right shift's fine amount ``(sh-1) mod W``, predecoded
 ``rhi``     in     the right shift takes ``x >> W`` (``sh > W``), predecoded
 ``rz``      in     no right shift (``sh = 0``, ``shl``), predecoded
@@ -93,7 +94,7 @@ def shift_bits_for(acc_width):
 
 
 @block
-def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rlo, rhi, rz, result, acc_out, flag_out,
+def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result, acc_out, flag_out,
                width=16, acc_width=32):
     W, AW = width, acc_width
     # The left shifts run through the multiplier as a * 2**lo, moved up by
@@ -142,7 +143,6 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rlo, rhi, rz,
         dsum = intbv(0, min=-(1 << W), max=1 << W)
         bx = intbv(0, min=DMIN, max=DMAX + 1)
         res = intbv(0, min=DMIN, max=DMAX + 1)
-        mb = intbv(0, min=-(1 << W), max=1 << W)     # the multiplier's second operand
         prod = intbv(0, min=-(1 << (PW - 1)), max=1 << (PW - 1))
         rs = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
         hi = bool(0)
@@ -154,15 +154,13 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rlo, rhi, rz,
         pick_b = bool(0)
 
         # a << sh as a * 2**lo (sh = lo + W*hi): the DSP block is the left
-        # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.  Which op
-        # shifts (lsh) and 2**lo (pow2) arrive predecoded from flip-flops
-        # (``shift_controls``), so that only a 2:1 multiplexer stands
-        # between the lanes' shared operand registers and the DSP block.
+        # shifter; 2**(W-1) needs the multiplier's (W+1)-th bit.  The PCORE
+        # chooses the multiplier's operand mb (b, or 2**lo for the left
+        # shifts) into a register of this lane, so that the DSP block
+        # starts from the lane's own flip-flops (a select shared by a
+        # PCORE's lanes in front of it was the ULX3S 4 x 8 x 4 build's
+        # critical path, 8.9 ns of routing to the lane).
         hi = sh >= W
-        if lsh:
-            mb[:] = pow2
-        else:
-            mb[:] = b
         prod[:] = a * mb
         a_prod.next = prod
         a_hi.next = hi and (op == OP_ACCADD or op == OP_ACCSET)
@@ -320,22 +318,22 @@ def pcore_lane(clk, op, a, b, acc_in, flag_in, fwd, sh, lsh, pow2, rlo, rhi, rz,
 LEFT_SHIFT_OPS = ("shl", "accadd", "accset")
 
 
-def shift_controls(op, sh, width=16):
-    """The lane's predecoded ports ``(lsh, pow2, rlo, rhi, rz)`` for
-    operation code ``op`` and shift ``sh``: whether the op shifts left
-    through the multiplier, 2**(sh mod width), and the rounding right
-    shift's fine amount ``(sh - 1) mod width``, coarse step (``sh >
-    width``: the shift takes ``x >> width``) and ``rz``, no right shift
-    (``sh = 0``, and ``shl``, which passes its product through
-    unshifted).  The PCORE computes the same from its issue bundle a clock
-    ahead (``cores/pcore/pcore.py``)."""
+def shift_controls(op, sh, b, width=16):
+    """The lane's predecoded ports ``(mb, rlo, rhi, rz)`` for operation
+    code ``op``, shift ``sh`` and operand ``b``: the multiplier's second
+    operand (``2**(sh mod width)`` for the ops that shift left through the
+    multiplier, else ``b``), and the rounding right shift's fine amount
+    ``(sh - 1) mod width``, coarse step (``sh > width``: the shift takes
+    ``x >> width``) and ``rz``, no right shift (``sh = 0``, and ``shl``,
+    which passes its product through unshifted).  The PCORE computes the
+    same from its issue bundle a clock ahead (``cores/pcore/pcore.py``)."""
     W = width
-    lsh = int(op in [OP[n] for n in LEFT_SHIFT_OPS])
+    mb = 1 << (sh % W) if op in [OP[n] for n in LEFT_SHIFT_OPS] else b
     if sh == 0 or op == OP["shl"]:
         rlo, rhi, rz = 0, 0, 1
     else:
         rlo, rhi, rz = (sh - 1) % W, int(sh > W), 0
-    return lsh, 1 << (sh % W), rlo, rhi, rz
+    return mb, rlo, rhi, rz
 
 
 def lane_signals(width=16, acc_width=32):
@@ -346,12 +344,11 @@ def lane_signals(width=16, acc_width=32):
         op=Signal(intbv(0)[OP_BITS:]),
         a=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
         b=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
+        mb=Signal(intbv(0, min=-(1 << width), max=1 << width)),
         acc_in=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
         flag_in=Signal(bool(0)),
         fwd=Signal(bool(0)),
         sh=Signal(intbv(0)[sw:]),
-        lsh=Signal(bool(0)),
-        pow2=Signal(intbv(0)[width + 1:]),
         rlo=Signal(intbv(0)[width.bit_length() - 1:]),
         rhi=Signal(bool(0)),
         rz=Signal(bool(0)),

@@ -308,8 +308,6 @@ class PCore(Module):
         r_fwd = Signal()
         r_sh = Signal(shift_bits_for(AW))
         # the lanes' predecoded shift controls (lane.shift_controls)
-        r_lsh = Signal()
-        r_pow2 = Signal(W + 1)
         r_rlo = Signal(log2_int(W))
         r_rhi = Signal()
         r_rz = Signal()
@@ -319,10 +317,17 @@ class PCore(Module):
         r_flag = Signal(vw)
         r_a = [Signal((W, True), name=f"r_opa{i}") for i in range(vw)]
         r_b = [Signal((W, True), name=f"r_opb{i}") for i in range(vw)]
+        # each lane's multiplier operand: b, or 2**(sh mod W) for the left
+        # shifts (lane.shift_controls), chosen here into the lane's own
+        # register, so that its DSP block starts from flip-flops beside it
+        r_mb = [Signal((W + 1, True), name=f"r_mb{i}") for i in range(vw)]
+        s1_lsh = Signal()
+        s1_pow2 = Signal(W + 1)
+        self.comb += [s1_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
+                      s1_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)])]
         self.sync += [
             r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1_sh),
-            r_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
-            r_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)]),
+            [r.eq(Mux(s1_lsh, s1_pow2, o)) for r, o in zip(r_mb, opb)],
             If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
                 r_rlo.eq(0), r_rhi.eq(0), r_rz.eq(1)
             ).Else(
@@ -333,6 +338,6 @@ class PCore(Module):
         ]
         for i in range(vw):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
-                i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i],
+                i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i], i_mb=r_mb[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
-                i_sh=r_sh, i_lsh=r_lsh, i_pow2=r_pow2, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
+                i_sh=r_sh, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

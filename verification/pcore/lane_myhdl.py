@@ -17,8 +17,8 @@ def run_lane(stim, width, acc_width):
     cols = [(sig[s], [int(v) for v in stim[k]]) for s, k in
             (("op", "op"), ("a", "a"), ("b", "b"), ("acc_in", "acc"), ("flag_in", "flag"), ("sh", "sh"),
              ("fwd", "fwd")) if k in stim]
-    ctl = [shift_controls(int(o), int(h), width) for o, h in zip(stim["op"], stim["sh"])]
-    cols += [(sig[name], [c[k] for c in ctl]) for k, name in enumerate(("lsh", "pow2", "rlo", "rhi", "rz"))]
+    ctl = [shift_controls(int(o), int(h), int(v), width) for o, h, v in zip(stim["op"], stim["sh"], stim["b"])]
+    cols += [(sig[name], [c[k] for c in ctl]) for k, name in enumerate(("mb", "rlo", "rhi", "rz"))]
     clk = sig["clk"]
 
     @block

@@ -40,8 +40,9 @@ async def test_lane(dut):
                 dut.acc_in.value = int(s["acc"][i]) & ((1 << acc_width) - 1)
                 dut.flag_in.value = int(s["flag"][i])
                 dut.sh.value = int(s["sh"][i])
-                (dut.lsh.value, dut.pow2.value, dut.rlo.value, dut.rhi.value,
-                 dut.rz.value) = shift_controls(int(s["op"][i]), int(s["sh"][i]), width)
+                mb, dut.rlo.value, dut.rhi.value, dut.rz.value = shift_controls(
+                    int(s["op"][i]), int(s["sh"][i]), int(s["b"][i]), width)
+                dut.mb.value = mb & ((1 << (width + 1)) - 1)
                 dut.fwd.value = 0
             await RisingEdge(dut.clk)      # the lane takes this vector
             await FallingEdge(dut.clk)     # outputs settled, inputs writable
