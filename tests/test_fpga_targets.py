@@ -83,17 +83,17 @@ def _pins_of(platform, resource):
 
 def test_board_configurations():
     """The configurations docs/fpga.md documents: the 85F carries the largest
-    accelerator that routes and meets timing (2 x 8 x 4 with four loop levels, in its own clock domain; 4 x 8 x 4
-    does not route), with the simulation's PCORE memory sizes; the docs' configuration table is the
-    generated one."""
+    accelerator that routes and meets timing (4 x 8 x 4 with four loop levels, in its own clock domain, with
+    half the simulation's PCORE memory sizes and a quarter of its scratch-pad; VW = 8 has not routed); the docs'
+    configuration table is the generated one."""
     from tensorsoc.soc.bitstream import config_table_markdown
     from tensorsoc.spec.config import DEFAULT
     ulx3s = get("ulx3s")
     c = ulx3s.config
-    assert (c.accelerator, c.np, c.nt, c.vw, c.te_levels) == (1, 2, 8, 4, 4)
-    assert c.peak_macs_per_clock == 8 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 50_000_000)
-    assert (c.pcore_private_words, c.pcore_shared_words) == (DEFAULT.pcore_private_words,
-                                                             DEFAULT.pcore_shared_words)
+    assert (c.accelerator, c.np, c.nt, c.vw, c.te_levels) == (1, 4, 8, 4, 4)
+    assert c.peak_macs_per_clock == 16 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 50_000_000)
+    assert (c.pcore_private_words, c.pcore_shared_words, c.scratch_size) == (
+        DEFAULT.pcore_private_words // 2, DEFAULT.pcore_shared_words // 2, DEFAULT.scratch_size // 4)
     docs = (ROOT / "docs" / "fpga.md").read_text()
     assert config_table_markdown() in docs, "docs/fpga.md: regenerate the table (soc.bitstream.config_table_markdown)"
 

@@ -25,8 +25,11 @@ TARGET = BoardTarget(
         # 2026-11-27.  With the TensorEngine's loop levels at 4 (te_levels
         # below) 2 x 8 x 4 takes 43.9% of the LUT4s, as 1 x 8 x 4 did at 8
         # levels, and routes (docs/fpga.md, "Choosing the configurations",
-        # "Four loop levels", "Measured builds").
-        np=2, nt=8, vw=4,
+        # "Four loop levels", "Measured builds").  4 x 8 x 4 did not route
+        # until the lane's rounding shift left its two DSP blocks and each
+        # operand got one memory word (2026-11-27, docs/fpga.md "4 x 8 x 4
+        # routes"), with the smaller PCORE memories below: 4 x 8 x 4 since.
+        np=4, nt=8, vw=4,
         # Four loop levels per side: every example model's transfers fit
         # (docs/tensor_engine.md, "Loop levels"); the engine is 27% smaller.
         te_levels=4,
@@ -37,10 +40,13 @@ TARGET = BoardTarget(
         tensor_window_size=1024 * 1024,
         rom_size=32 * 1024,
         sram_size=8 * 1024,
-        scratch_size=64 * 1024,
-        pcore_private_words=512,
-        # 4096 as in simulation (1024 vector words of VW = 4 lanes).
-        pcore_shared_words=4096,
+        # The scratch-pad and the PCORE memories at half the simulation's
+        # sizes: four PCOREs take 120 of the 208 block RAMs so (168 with the
+        # simulation's sizes); every example model that compiles for VW = 4
+        # fits (relu_cnn3 is tests/test_board_soc.py's).
+        scratch_size=32 * 1024,
+        pcore_private_words=256,
+        pcore_shared_words=2048,
         # The accelerator runs in its own clock domain (soc/accel_domain.py):
         # in sys, 1 x 8 x 4 reached 31.6 MHz (the TensorEngine's element path
         # and decoder), which held the CPU, the bus and the SDRAM at 20 MHz.
