@@ -425,6 +425,10 @@ class BoardBuild(SoCBuild):
         soc.platform.toolchain._pnr_opts += (f" --report {self.nextpnr_report.name} --threads 1"
                                              f" --router {self.router}")
         soc.platform.toolchain._pnr_opts += "".join(f" {shlex.quote(a)}" for a in self.nextpnr_args)
+        # The PCORE array's memories without read/write collision logic
+        # (cores/pcore/pcore.py, NO_RW_CHECK_MEMORIES).
+        from tensorsoc.cores.pcore.pcore import synthesis_commands
+        soc.platform.toolchain._yosys_cmds += synthesis_commands("{build_name}")
         soc.finalize()                     # adds the CPU's Verilog to the sources
         self._localise_sources(soc.platform)
         soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,

@@ -343,8 +343,10 @@ def memory_mapping(log_text):
 
 def synthesise(out_dir, sources, top, progress, what):
     """yosys synth_ecp5: (cells, memories, seconds)."""
+    from tensorsoc.cores.pcore.pcore import synthesis_commands
     reads = " ".join(sources)
     script = (f"read_verilog -sv {reads}\n"
+              + "".join(f"{c}\n" for c in synthesis_commands(top)) +
               f"synth_ecp5 -top {top} -json {top}.json\n"
               f"tee -q -o {top}_stat.json stat -json\n")
     (out_dir / "synth.ys").write_text(script)

@@ -29,6 +29,35 @@ def _bits(n):
     return max(1, (n - 1).bit_length())
 
 
+# The array's memories (PCore's and the sequencer's instruction memory):
+# their read ports are read-first (Migen's ``READ_FIRST``: the read data
+# register after the memory, as a block RAM's own), and no port reads an
+# address in the clock another port writes it, or its result does not
+# matter: a thread's next instruction issues MIN_SLOTS clocks after this
+# one, the clock after the write-back (spec/pcore_isa.py); the TensorEngine
+# reaches only the process space no kernel runs on, and a transfer whose
+# source and destination share an address is not defined
+# (docs/tensor_engine.md); the instruction memory is written only with the
+# words the sequencer does not run.  yosys is told so with the
+# ``no_rw_check`` attribute (``synthesis_commands``); without it it adds
+# logic to give a read in the writing clock the old word, and with
+# write-first ports (Migen's default) the new one: a register of every
+# written bit, an address compare and a multiplexer per read bit after the
+# block RAM's output, 1.7k LUTs and flip-flops in the ULX3S's 4 x 8 x 4
+# array (docs/fpga.md, "Block RAMs without collision logic").
+NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", "*pcore*_acc",
+                        "*pcore*_flags", "*pcore_imem")
+
+
+def synthesis_commands(top):
+    """yosys commands, run after the sources are read and before
+    ``synth_ecp5``, that give the array's memories (``NO_RW_CHECK_MEMORIES``)
+    the ``no_rw_check`` attribute.  (LiteX's Verilog writer has no way to
+    put an attribute on a memory.)"""
+    return [f"hierarchy -top {top}",
+            "setattr -set no_rw_check 1 " + " ".join(f"m:{p}" for p in NO_RW_CHECK_MEMORIES)]
+
+
 class TEPort:
     """The TensorEngine data port signals (shared by all PCOREs): a read
     channel (``rd_*``, data back on ``rvalid``/``rdata``) and a write channel
@@ -114,31 +143,52 @@ class PCore(Module):
         # registered, s1 = operand selection (from those registers), then one
         # clock in the operand registers and LANE_LATENCY in the lanes; ``wb``
         # is the write-back stage.
+        #
+        # Each stage's fields are loaded only with a valid instruction for
+        # this PCORE (its clock enable is the previous stage's valid, which
+        # includes ``active``, ``index < np_active``), and hold otherwise:
+        # nothing reads them without their valid.  The enables make each
+        # PCORE's control registers its own: the PCOREs run in lockstep, so
+        # without them yosys merged the NP PCOREs' identical registers (and
+        # the lanes' decoding of them) into one copy whose nets spanned the
+        # whole array; the ULX3S 4 x 8 x 4 array's critical path out of
+        # context went from one such op register through the decoding
+        # shared by the lanes of all four PCOREs (docs/fpga.md, "Each
+        # PCORE's own control registers").
         keys = ("op", "shift", "fwd", "a_kind", "b_kind", "dst_kind", "dst_reg", "dst_addr", "tid")
+        s1_keys = tuple(k for k in keys if k not in ("a_kind", "b_kind"))   # the kinds are used in s0 only
         s0 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s0_" + k) for k in keys}
-        s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in keys}
+        s1 = {k: Signal(len(getattr(seq, "iss_" + k)), name="s1_" + k) for k in s1_keys}
+        issue = Signal()
         s0_valid, s1_valid = Signal(), Signal()
         s0_a_lane, s1_a_lane = Signal(max=max(vw, 2)), Signal(max=max(vw, 2))
         s0_b_lane, s1_b_lane = Signal(max=max(vw, 2)), Signal(max=max(vw, 2))
+        self.comb += issue.eq(seq.iss_valid & seq.iss_thread_en & active)
         self.sync += [
-            s0_valid.eq(seq.iss_valid & seq.iss_thread_en & active),
-            s0_a_lane.eq(seq.iss_a_addr[:lg] if lg else 0),
-            s0_b_lane.eq(seq.iss_b_addr[:lg] if lg else 0),
-            [s0[k].eq(getattr(seq, "iss_" + k)) for k in keys],
-            s1_valid.eq(s0_valid), s1_a_lane.eq(s0_a_lane), s1_b_lane.eq(s0_b_lane),
-            [s1[k].eq(s0[k]) for k in keys],
+            s0_valid.eq(issue),
+            If(issue,
+                s0_a_lane.eq(seq.iss_a_addr[:lg] if lg else 0),
+                s0_b_lane.eq(seq.iss_b_addr[:lg] if lg else 0),
+                [s0[k].eq(getattr(seq, "iss_" + k)) for k in keys],
+            ),
+            s1_valid.eq(s0_valid),
+            If(s0_valid, s1_a_lane.eq(s0_a_lane), s1_b_lane.eq(s0_b_lane), [s1[k].eq(s0[k]) for k in s1_keys]),
         ]
         wb_keys = ("valid", "op", "dst_kind", "dst_reg", "dst_addr", "tid")
         stage = dict(s1, valid=s1_valid)
         for n in range(1 + LANE_LATENCY):
             nxt = {k: Signal(len(stage[k]), name=f"s{n + 2}_{k}") for k in wb_keys}
-            self.sync += [nxt[k].eq(stage[k]) for k in wb_keys]
+            self.sync += [nxt["valid"].eq(stage["valid"]),
+                          If(stage["valid"], [nxt[k].eq(stage[k]) for k in wb_keys if k != "valid"])]
             stage = nxt
         s2 = stage                         # the write-back stage
         s2_valid = s2["valid"]
 
         def op_in(op, names):
             return reduce(or_, [op == isa.OP[n] for n in sorted(names)])
+
+        def kind_in(kind, kinds):
+            return reduce(or_, [kind == k for k in kinds])
 
         wb_result = Signal()
         wb_acc = Signal()
@@ -161,7 +211,7 @@ class PCore(Module):
         def source_addr(kinds):
             """The address of the source operand that reads the memory of
             operand ``kinds`` (at most one does: isa.source_conflict)."""
-            return Mux(reduce(or_, [seq.iss_a_kind == k for k in kinds]), seq.iss_a_addr, seq.iss_b_addr)
+            return Mux(kind_in(seq.iss_a_kind, kinds), seq.iss_a_addr, seq.iss_b_addr)
 
         priv = Signal(W * vw)
         te_priv_rd = []
@@ -171,7 +221,7 @@ class PCore(Module):
             return thread[:tid_bits] * pwords + addr[:_bits(pwords)] if nt > 1 else addr[:_bits(pwords)]
         for q in range(2):
             mem = Memory(W * vw, nt * pwords, name=f"pcore{index}_private{q}")
-            rd = mem.get_port()
+            rd = mem.get_port(mode=READ_FIRST)
             wr = mem.get_port(write_capable=True, we_granularity=W)
             self.specials += mem, rd, wr
             own = Signal(name=f"own_private{q}")
@@ -199,7 +249,7 @@ class PCore(Module):
         shr_addr = source_addr((isa.K_SHR, isa.K_SHRB))
         for q in range(2):
             mem = Memory(W * vw, swords, name=f"pcore{index}_shared{q}")
-            rd = mem.get_port()
+            rd = mem.get_port(mode=READ_FIRST)
             wr = mem.get_port(write_capable=True, we_granularity=W)
             self.specials += mem, rd, wr
             own = Signal(name=f"own_shared{q}")
@@ -222,12 +272,12 @@ class PCore(Module):
 
         # Per-thread state: vector registers, accumulator, flags.
         vrf = Memory(W * vw, nt * isa.NUM_VREGS, name=f"pcore{index}_vregs")
-        vrf_a, vrf_b = vrf.get_port(), vrf.get_port()
+        vrf_a, vrf_b = vrf.get_port(mode=READ_FIRST), vrf.get_port(mode=READ_FIRST)
         vrf_w = vrf.get_port(write_capable=True)
         accm = Memory(AW * vw, nt, name=f"pcore{index}_acc")
-        acc_rd, acc_wr = accm.get_port(), accm.get_port(write_capable=True)
+        acc_rd, acc_wr = accm.get_port(mode=READ_FIRST), accm.get_port(write_capable=True)
         flagm = Memory(vw, nt, name=f"pcore{index}_flags")
-        flag_rd, flag_wr = flagm.get_port(), flagm.get_port(write_capable=True)
+        flag_rd, flag_wr = flagm.get_port(mode=READ_FIRST), flagm.get_port(write_capable=True)
         self.specials += vrf, vrf_a, vrf_b, vrf_w, accm, acc_rd, acc_wr, flagm, flag_rd, flag_wr
         s2_tid = s2["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
         # The accumulator and the flags are read a clock after the other
@@ -260,11 +310,11 @@ class PCore(Module):
 
         def select_of(kind):
             return Mux(kind == isa.K_REG, SEL_REG,
-                       Mux((kind == isa.K_PRIV) | (kind == isa.K_SHR), SEL_MEM,
-                           Mux((kind == isa.K_PRIVB) | (kind == isa.K_SHRB), SEL_BCAST, SEL_ZERO)))
+                       Mux(kind_in(kind, (isa.K_PRIV, isa.K_SHR)), SEL_MEM,
+                           Mux(kind_in(kind, (isa.K_PRIVB, isa.K_SHRB)), SEL_BCAST, SEL_ZERO)))
 
         def reads_private(kind):
-            return (kind == isa.K_PRIV) | (kind == isa.K_PRIVB)
+            return kind_in(kind, (isa.K_PRIV, isa.K_PRIVB))
 
         def operand(sel, lane_sel, regs, mem, name):
             bcast = Signal(W, name=f"{name}_bcast")
@@ -298,7 +348,7 @@ class PCore(Module):
             m_a.eq(Mux(reads_private(s0["a_kind"]), priv, shr)),
             m_b.eq(Mux(reads_private(s0["b_kind"]), priv, shr)),
             m_vra.eq(vrf_a.dat_r), m_vrb.eq(vrf_b.dat_r),
-            s1_a_sel.eq(select_of(s0["a_kind"])), s1_b_sel.eq(select_of(s0["b_kind"])),
+            If(s0_valid, s1_a_sel.eq(select_of(s0["a_kind"])), s1_b_sel.eq(select_of(s0["b_kind"]))),
         ]
         opa = operand(s1_a_sel, s1_a_lane, m_vra, m_a, "opa")
         opb = operand(s1_b_sel, s1_b_lane, m_vrb, m_b, "opb")
@@ -326,13 +376,16 @@ class PCore(Module):
         self.comb += [s1_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
                       s1_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)])]
         self.sync += [
-            r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1_sh),
+            # the lanes' controls, this PCORE's own (enabled by its valid)
+            If(s1_valid,
+                r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1_sh),
+                If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
+                    r_rlo.eq(0), r_rhi.eq(0), r_rz.eq(1)
+                ).Else(
+                    # (sh - 1) mod W: the low log2(W) bits of sh - 1
+                    r_rlo.eq((s1_sh - 1)[:log2_int(W)]), r_rhi.eq(s1_sh > W), r_rz.eq(0)),
+            ),
             [r.eq(Mux(s1_lsh, s1_pow2, o)) for r, o in zip(r_mb, opb)],
-            If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
-                r_rlo.eq(0), r_rhi.eq(0), r_rz.eq(1)
-            ).Else(
-                # (sh - 1) mod W: the low log2(W) bits of sh - 1
-                r_rlo.eq((s1_sh - 1)[:log2_int(W)]), r_rhi.eq(s1_sh > W), r_rz.eq(0)),
             r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]

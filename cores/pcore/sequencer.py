@@ -71,7 +71,7 @@ class PCORESequencer(Module):
             return [vec & reduce(or_, [op == isa.OP[n] for n in sorted(names)])
                     for names in (isa.CHAIN_OPS, isa.FORWARD_OPS, isa.ACC_READ_OPS)]
         self.imem = Memory(32 + self.PREDECODE_BITS, imem_words, name="pcore_imem")
-        fetch = self.imem.get_port()
+        fetch = self.imem.get_port(mode=READ_FIRST)
         wport = self.imem.get_port(write_capable=True)
         self.specials += self.imem, fetch, wport
         self.comb += [wport.we.eq(self.imem_we), wport.adr.eq(self.imem_adr),
@@ -229,6 +229,6 @@ class PCORESequencer(Module):
     def read_port(self):
         """An extra read port on the instruction memory (bus read-back: the
         instruction is ``dat_r[:32]``, the predecoded bits above it)."""
-        port = self.imem.get_port()
+        port = self.imem.get_port(mode=READ_FIRST)
         self.specials += port
         return port
