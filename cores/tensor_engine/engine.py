@@ -511,12 +511,16 @@ class TensorEngineCore(Module):
         bc_copy = Signal(config.np)
         bc_copy_next = Signal(config.np)
         for j in range(config.np):
-            # start + j * stride, j < NP: |value| < 2**(32 + bits(NP)) (32-bit start and stride)
+            # start + j * stride, j < NP: |value| < 2**(32 + bits(NP)) (32-bit start and stride).
+            # Registered (computed every clock; the decoded side is stable
+            # from ELIG on, so the value is valid in CHECK): its adders and
+            # the bound compare in one clock were the TensorEngine's
+            # critical path out of context at the ULX3S's shape, 68.3 MHz.
             bc_bits = 34 + config.np.bit_length()
             idx_j = Signal((bc_bits, True), name=f"bc_idx{j}")
             bnd = Signal((bc_bits, True), name=f"bc_bound{j}")
+            self.sync += idx_j.eq(d_dst.start[0] + j * d_dst.stride[0])
             self.comb += [
-                idx_j.eq(d_dst.start[0] + j * d_dst.stride[0]),
                 bnd.eq(d_dst.bound[0]),
                 bc_copy_next[j].eq((d_dst.count[0] > j) & ~(d_dst.chk[0] & ((idx_j < 0) | (idx_j >= bnd)))),
             ]

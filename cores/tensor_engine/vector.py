@@ -95,32 +95,42 @@ def cap_of(sd, vw):
 class Geometry(Module):
     """Where the element at ``addr`` of side ``sd`` sits: memory word, lane
     offset in it, and how many elements of the word remain (``cap``, at
-    most ``lanes``)."""
+    most ``lanes``).
+
+    The elements per word (``epw``) and ``lanes`` are powers of two, so
+    ``epw - off - 1`` is ``~elem & (epw - 1)`` and ``epw - off > lanes``
+    is a bit of it above ``log2(lanes)``: no subtraction and no compare on
+    a carry chain, only the increment of ``cap``.  (The generators compute
+    a ``cap`` per candidate of their next address; the subtraction and the
+    compare after the address's adder were the TensorEngine's critical path
+    out of context at the ULX3S's shape, 65.7 MHz.)"""
 
     def __init__(self, sd, addr, vw, scratch_bytes, lanes):
         self.word = Signal(32)
         self.off = Signal(8)
         self.cap = Signal(8)
         self.esh = Signal()
-        self.epw = Signal(8)        # elements per memory word
 
         # # #
 
-        lvw, lsb = _log2(vw), _log2(scratch_bytes)
+        lvw, lsb, ll = _log2(vw), _log2(scratch_bytes), _log2(lanes)
+        assert scratch_bytes <= 256 and vw <= 256 and lanes <= 128
         byte = sd.space <= SPACE["SCRATCH"]
-        elem = Signal(32)
-        left = Signal(8)
+        elem = Signal(8)       # the element index's low bits (addr >> esh)
+        mask = Signal(8)       # elements per memory word - 1
+        rem = Signal(8)        # elements of the word after this one: epw - 1 - off
         self.comb += [
             self.esh.eq(byte & (sd.dtype == DT["INT16"])),
-            elem.eq(addr >> self.esh),
+            elem.eq(Mux(self.esh, addr[1:9], addr[0:8])),
             Case(sd.space, {
-                SPACE["DDR"]: [self.word.eq(addr[2:]), self.epw.eq(4 >> self.esh)],
-                SPACE["SCRATCH"]: [self.word.eq(addr[lsb:]), self.epw.eq(scratch_bytes >> self.esh)],
-                "default": [self.word.eq(addr[lvw:]), self.epw.eq(vw)],
+                SPACE["DDR"]: [self.word.eq(addr[2:]), mask.eq(Mux(self.esh, 1, 3))],
+                SPACE["SCRATCH"]: [self.word.eq(addr[lsb:]),
+                                   mask.eq(Mux(self.esh, scratch_bytes // 2 - 1, scratch_bytes - 1))],
+                "default": [self.word.eq(addr[lvw:]), mask.eq(vw - 1)],
             }),
-            self.off.eq(elem & (self.epw - 1)),
-            left.eq(self.epw - self.off),
-            self.cap.eq(Mux(left > lanes, lanes, left)),
+            self.off.eq(elem & mask),
+            rem.eq(~elem & mask),
+            self.cap.eq(Mux(rem[ll:] != 0, lanes, rem + 1)),
         ]
 
 
@@ -250,7 +260,11 @@ class VectorPath(Module):
         head = desc.unpack(rq.dout)
 
         rsp = _Packed(off=8, n=8, skip=1, data=max(32, 8 * sb, 16 * vw))
-        self.submodules.rspq = rspq = SyncFIFO(rsp.width, rsp_depth)
+        # (its head word in a register too: the LUT-RAM read of the head's
+        # element count, the ring's count compare and the ring registers'
+        # clock enables were the ULX3S 4 x 8 x 4 build's accel critical
+        # path, 51.09 MHz)
+        self.submodules.rspq = rspq = HeadFIFO(rsp.width, rsp_depth)
 
         # DDR (source or destination, never both): bursts.
         self.submodules.burst = bm = BurstMaster(bus, max_burst)
