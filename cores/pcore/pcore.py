@@ -43,8 +43,9 @@ def _bits(n):
 # logic to give a read in the writing clock the old word, and with
 # write-first ports (Migen's default) the new one: a register of every
 # written bit, an address compare and a multiplexer per read bit after the
-# block RAM's output, 1.7k LUTs and flip-flops in the ULX3S's 4 x 8 x 4
-# array (docs/fpga.md, "Block RAMs without collision logic").
+# block RAM's output: about 820 LUTs and 260 flip-flops in the ULX3S's
+# 4 x 8 x 4 array, on the path from the block RAMs to the operand
+# registers (docs/fpga.md, "Block RAMs without collision logic").
 NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", "*pcore*_acc",
                         "*pcore*_flags", "*pcore_imem")
 
