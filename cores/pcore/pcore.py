@@ -47,7 +47,7 @@ def _bits(n):
 # 4 x 8 x 4 array, on the path from the block RAMs to the operand
 # registers (docs/fpga.md, "Block RAMs without collision logic").
 NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", "*pcore*_acc",
-                        "*pcore*_flags", "*pcore_imem")
+                        "*pcore*_flags", "*pcore_imem", "*pcore_imem_ctl")
 
 
 def synthesis_commands(top):

@@ -76,6 +76,20 @@ class PCORESequencer(Module):
         self.specials += self.imem, fetch, wport
         self.comb += [wport.we.eq(self.imem_we), wport.adr.eq(self.imem_adr),
                       wport.dat_w.eq(Cat(self.imem_dat_w, *classes(self.imem_dat_w)))]
+        # A second copy of the bits the issue decision reads (scalar, its
+        # operation, the predecoded classes), written and read with the
+        # first: the decision's block RAM drives only the decision, so it
+        # sits beside it, while the fields' one feeds the issue bundle and
+        # the loop stack.  On the ULX3S the path from the one memory's
+        # output through the decision into the loop counters was the accel
+        # critical path (18.15 ns, 4.73 of them the memory's net;
+        # docs/fpga.md, "The sequencer's decision from its own block RAM").
+        self.imem_ctl = Memory(4 + self.PREDECODE_BITS, imem_words, name="pcore_imem_ctl")
+        fetch_ctl = self.imem_ctl.get_port(mode=READ_FIRST)
+        wport_ctl = self.imem_ctl.get_port(write_capable=True)
+        self.specials += self.imem_ctl, fetch_ctl, wport_ctl
+        self.comb += [wport_ctl.we.eq(self.imem_we), wport_ctl.adr.eq(self.imem_adr),
+                      wport_ctl.dat_w.eq(Cat(self.imem_dat_w[28:32], *classes(self.imem_dat_w)))]
 
         IDLE, RUN, DRAIN = 0, 1, 2
         state = Signal(2)
@@ -93,11 +107,12 @@ class PCORESequencer(Module):
         top = Signal(max=isa.LOOP_DEPTH)
 
         ins = fetch.dat_r[:32]
-        chain_op, forward_op, reads_acc = fetch.dat_r[32], fetch.dat_r[33], fetch.dat_r[34]
-        is_scalar = ins[31]
+        ctl = fetch_ctl.dat_r
+        chain_op, forward_op, reads_acc = ctl[4], ctl[5], ctl[6]
+        is_scalar, sop = ctl[3], ctl[0:3]         # ins[31], ins[28:31]
         vop, shift = ins[26:31], ins[0:5]
         fields = {"dst": ins[19:26], "a": ins[12:19], "b": ins[5:12]}
-        sop, ar, ar2, imm, lend = ins[28:31], ins[25:28], ins[22:25], ins[0:16], ins[16:28]
+        ar, ar2, imm, lend = ins[25:28], ins[22:25], ins[0:16], ins[16:28]
 
         # Accumulator chains (docs/pcore.md): with at most CHAIN_MAX_NT
         # threads an accumulator-only instruction takes CHAIN_SLOTS clocks;
@@ -124,6 +139,7 @@ class PCORESequencer(Module):
             self.running.eq(state != IDLE),
             self.start_ready.eq(state == IDLE),
             fetch.adr.eq(pc_next),
+            fetch_ctl.adr.eq(pc_next),
             short.eq(few & chain_op),
             forward.eq(chain & forward_op),
             stall.eq((slot == 0) & (wait != 0) & reads_acc & ~forward),
