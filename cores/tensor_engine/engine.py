@@ -800,10 +800,38 @@ class TensorEngineCore(Module):
             If(te_rd_go, cache_valid.eq(0), cache_tag.eq(s_tag)),
             If(te.rvalid, cache_valid.eq(1), cache.eq(te.rdata)),
         ]
+        # The cache's hit flags are registers: whether the element register's
+        # word (``s_wadr``), the word after it and its PCORE vector word
+        # (``s_tag``) are the cached one.  They are compared when the element
+        # register loads (against the skid register's address or the
+        # generator's, whichever it takes, both flip-flops) and set by
+        # construction when the cache loads; the two never happen in one
+        # clock (the reader reads only while it holds an element it does not
+        # emit).  So the reader's decision, and the element register's clock
+        # enable behind it, start at flip-flops rather than at a 30-bit
+        # compare after an adder (the accel critical path of a ULX3S build:
+        # docs/fpga.md, "The reader's hit flags as registers").
+        # ``cache_tag_m1`` is the cached word's address less one, for the
+        # word-after compare without an adder.
+        cache_tag_m1 = Signal(30)
+        self.sync += If(rd_stb & rd_ack, cache_tag_m1.eq(rd_adr - 1))
+        hit_lo_r = Signal()      # cache_tag == s_wadr
+        hit_hi_r = Signal()      # cache_tag == s_wadr + 1
+        hit_t_r = Signal()       # cache_tag == s_tag
+        e_load = Signal()        # the element register loads this clock
+        self.comb += e_load.eq((~e_valid | e_take) & (k_valid | sg_el))
+        def flags_of(addr):
+            return [cache_tag == addr[2:], cache_tag_m1 == addr[2:], cache_tag == (addr >> pm.lvw)]
+        for r, k, g in zip((hit_lo_r, hit_hi_r, hit_t_r), flags_of(k_addr), flags_of(sg.addr)):
+            self.sync += If(e_load, r.eq(Mux(k_valid, k, g)))
+        in_hi = Signal()
+        self.sync += [
+            If(rd_stb & rd_ack, hit_lo_r.eq(~in_hi), hit_hi_r.eq(in_hi), hit_t_r.eq(0)),
+            If(te_rd_go, hit_lo_r.eq(0), hit_hi_r.eq(0), hit_t_r.eq(1)),
+        ]
         hit_lo = Signal()
         hit_hi = Signal()
-        self.comb += [hit_lo.eq(cache_valid & (cache_tag == s_wadr)),
-                      hit_hi.eq(cache_valid & (cache_tag == s_wadr + 1))]
+        self.comb += [hit_lo.eq(cache_valid & hit_lo_r), hit_hi.eq(cache_valid & hit_hi_r)]
         room = Signal()          # the FIFO has room for this element and those in stages 4-6
         p2_valid = Signal()
         p3_valid = Signal()
@@ -824,13 +852,14 @@ class TensorEngineCore(Module):
                         ).Else(NextValue(r_lo, bytes_[3]), NextState("HI"))
                     ).Else(rd_stb.eq(1))
                 ).Else(
-                    If(cache_valid & (cache_tag == s_tag),
+                    If(cache_valid & hit_t_r,
                         raw.eq(lanes[e_addr[:pm.lvw] if pm.lvw else 0]), emit.eq(1),
                     ).Else(te_rd_req.eq(1), If(te_rd_go, NextState("WAIT")))
                 )
             )
         )
         rfsm.act("HI",
+            in_hi.eq(1),
             rd_adr.eq(s_wadr + 1),
             If(hit_hi, raw.eq(Cat(r_lo, bytes_[0])), emit.eq(1), NextState("ELEM")).Else(rd_stb.eq(1)))
         rfsm.act("WAIT", If(te.rvalid, NextState("ELEM")))
