@@ -105,6 +105,8 @@ class PCORESequencer(Module):
         l_cnt = Array(Signal(isa.LOOP_COUNT_BITS, name=f"loop_count{i}") for i in range(isa.LOOP_DEPTH))
         sp = Signal(max=isa.LOOP_DEPTH + 1)
         top = Signal(max=isa.LOOP_DEPTH)
+        dec = Signal()                            # the top loop's count is one less than l_cnt holds
+        dec_level = Signal(max=isa.LOOP_DEPTH)
 
         ins = fetch.dat_r[:32]
         ctl = fetch_ctl.dat_r
@@ -147,7 +149,8 @@ class PCORESequencer(Module):
             issue.eq(run & ~is_scalar & ~stall),
             top.eq(sp - 1),
             at_end.eq((sp != 0) & (pc == l_end[top])),
-            repeat.eq(at_end & (l_cnt[top] > 1)),
+            # (the top loop's count less a decrement still pending)
+            repeat.eq(at_end & Mux(dec, l_cnt[top] > 2, l_cnt[top] > 1)),
             If(repeat, pc_adv.eq(l_start[top])).Else(pc_adv.eq(pc + 1)),
             pc_next.eq(pc),
             advance.eq(0),
@@ -165,35 +168,59 @@ class PCORESequencer(Module):
         ]
         self.sync += pc.eq(pc_next)
 
-        # Loop stack bookkeeping on advance; LOOP pushes.
+        # Loop stack bookkeeping on advance; LOOP pushes.  The decision to
+        # advance comes from the instruction memory's output late in the
+        # clock, so the top loop's count is decremented a clock later, from
+        # a flip-flop (``dec``, ``dec_level``), and ``repeat`` reads it less
+        # the pending decrement.  No LOOP writes that level in that clock:
+        # a repeat does not pop it.  (The same for the address registers'
+        # post-increments below; docs/fpga.md, "The sequencer's decision
+        # from its own block RAM".)
         self.sync += [
-            If(advance,
-                If(repeat, l_cnt[top].eq(l_cnt[top] - 1)).Elif(at_end, sp.eq(sp - 1))
-            ),
+            dec.eq(advance & repeat),
+            dec_level.eq(top),
+            If(dec, l_cnt[dec_level].eq(l_cnt[dec_level] - 1)),
+            If(advance & at_end & ~repeat, sp.eq(sp - 1)),
             If(run & is_scalar & (sop == isa.SOP["loop"]),
                 l_start[sp].eq(pc + 1), l_end[sp].eq(lend), l_cnt[sp].eq(imm), sp.eq(sp + 1)
             ),
         ]
 
-        # Address registers: scalar writes, post-increments after the last slot.
+        # Address registers: scalar writes, post-increments after the last
+        # slot.  A post-increment is applied a clock later, from a flip-flop
+        # (``inc``); meanwhile every reader takes the register's value with
+        # it (``cur``: the register plus its stride while one is pending).
+        cur = Array(Signal(isa.AREG_BITS, name=f"a{i}_cur") for i in range(isa.NUM_AREGS))
         for i in range(isa.NUM_AREGS):
             inc = Signal(name=f"inc{i}")
-            self.comb += inc.eq(issue & advance & reduce(or_, [
-                f[0] & (f[1:4] == i) for f in fields.values()]))
+            self.comb += cur[i].eq(Mux(inc, areg[i] + sreg[i], areg[i]))
             self.sync += [
+                inc.eq(issue & advance & reduce(or_, [f[0] & (f[1:4] == i) for f in fields.values()])),
+                areg[i].eq(cur[i]),
                 If(run & is_scalar & (ar == i),
                     Case(sop, {
                         isa.SOP["seta"]: areg[i].eq(imm),
                         isa.SOP["sets"]: sreg[i].eq(imm),
-                        isa.SOP["adda"]: areg[i].eq(areg[i] + imm),
-                        isa.SOP["mova"]: areg[i].eq(areg[ar2]),
+                        isa.SOP["adda"]: areg[i].eq(cur[i] + imm),
+                        isa.SOP["mova"]: areg[i].eq(cur[ar2]),
                     })
-                ).Elif(inc, areg[i].eq(areg[i] + sreg[i]))
+                )
             ]
 
         # Slot counter, state machine, statistics.
         is_mac = (vop == isa.OP["mac"]) | (vop == isa.OP["macz"])
         thread_en = slot < self.nt_active
+        # The statistics count a clock after the issue (from flip-flops);
+        # the drain after HALT is longer than that, so a kernel's counts are
+        # complete when it ends.
+        count_vop = Signal()
+        count_mac = Signal()
+        self.sync += [
+            count_vop.eq(issue & thread_en),
+            count_mac.eq(issue & thread_en & is_mac),
+            If(count_vop, self.vops.eq(self.vops + 1)),
+            If(count_mac, self.macs.eq(self.macs + vw * self.np_active)),
+        ]
         self.sync += [
             If(issue, If(last, slot.eq(0)).Else(slot.eq(slot + 1))),
             chain.eq(issue & last & short),
@@ -215,10 +242,6 @@ class PCORESequencer(Module):
             ).Elif(run,
                 self.cycles.eq(self.cycles + 1),
                 If(is_scalar & (sop == isa.SOP["halt"]), state.eq(DRAIN), drain.eq(isa.MIN_SLOTS - 1)),
-                If(issue & thread_en,
-                    self.vops.eq(self.vops + 1),
-                    If(is_mac, self.macs.eq(self.macs + vw * self.np_active)),
-                ),
             ).Elif(state == DRAIN,
                 self.cycles.eq(self.cycles + 1),
                 drain.eq(drain - 1),
@@ -239,7 +262,7 @@ class PCORESequencer(Module):
             self.sync += [
                 getattr(self, f"iss_{n}_kind").eq(f[4:7]),
                 getattr(self, f"iss_{n}_reg").eq(f[1:4]),
-                getattr(self, f"iss_{n}_addr").eq(areg[f[1:4]]),
+                getattr(self, f"iss_{n}_addr").eq(cur[f[1:4]]),
             ]
 
     def read_port(self):

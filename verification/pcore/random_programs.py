@@ -61,6 +61,14 @@ def _program(rng, config, length, chains=False):
             else:
                 dst = isa.Operand(isa.K_PRIV, int(rng.integers(0, 4)), bool(rng.random() < 0.4))
             out.append(isa.encode_vector(op, dst, a, b, int(rng.integers(0, 32))))
+            incs = sorted({o.reg for o in (dst, a, b) if o.kind in isa.MEM_KINDS and o.inc})
+            if incs and rng.random() < 0.3:
+                # a scalar that reads a pointer this instruction post-increments
+                # (and leaves it as it is): the sequencer applies a
+                # post-increment a clock late (cores/pcore/sequencer.py)
+                r = int(rng.choice(incs))
+                out.append(isa.encode_scalar("adda", r, imm=0) if rng.random() < 0.5
+                           else isa.encode_scalar("mova", r, areg2=r))
         return out
 
     pre = body(length // 2)
@@ -70,6 +78,12 @@ def _program(rng, config, length, chains=False):
     words.append(isa.encode_scalar("loop", imm=int(rng.integers(1, 4)), loop_end=start + len(loop_body) - 1))
     words += loop_body
     words.append(isa.encode_scalar("adda", 0, imm=int(rng.integers(0, 3)) * vw))
+    # Loops of one and two scalars, one clock per instruction: each loop end
+    # reads the count the clock after the previous one decremented it.
+    for n_body in (1, 2):
+        start = len(words) + 1
+        words.append(isa.encode_scalar("loop", imm=int(rng.integers(1, 6)), loop_end=start + n_body - 1))
+        words += [isa.encode_scalar("adda", 6, imm=1)] * n_body
     # Dump the thread state.
     p7 = isa.Operand(isa.K_PRIV, 7, True)
     for r in range(isa.NUM_VREGS):
