@@ -143,6 +143,21 @@ def test_traps_misaligned_and_out_of_range():
         iss.run(prog.function("t", "g"))
 
 
+def test_refuses_a_loop_that_ends_the_enclosing_loop_body():
+    """The sequencer reads ahead pc + 1 after a LOOP, which at the end of the
+    enclosing loop's body is not the next instruction: such programs (only
+    hand-encoded ones; the assembler's loops nest) stop in the ISS."""
+    words = [isa.encode_scalar("loop", imm=2, loop_end=1),
+             isa.encode_scalar("loop", imm=2, loop_end=2),
+             isa.encode_scalar("adda", 0, imm=1),
+             isa.encode_scalar("halt")]
+    with pytest.raises(PcoreRuntimeError, match="ends the enclosing loop's body"):
+        PcoreISS(SoCConfig(), words).run(isa.function_word(0))
+    nested = [isa.encode_scalar("loop", imm=2, loop_end=2), isa.encode_scalar("loop", imm=2, loop_end=2),
+              isa.encode_scalar("adda", 0, imm=1), isa.encode_scalar("halt")]
+    assert PcoreISS(SoCConfig(), nested).run(isa.function_word(0)).instructions > 0
+
+
 def test_stops_on_an_instruction_that_reads_a_memory_twice():
     """The hardware reads each data memory once per clock: the ISS stops on
     a word the assembler would refuse (two private or two shared sources),

@@ -91,10 +91,10 @@ class PCORESequencer(Module):
         self.comb += [wport_ctl.we.eq(self.imem_we), wport_ctl.adr.eq(self.imem_adr),
                       wport_ctl.dat_w.eq(Cat(self.imem_dat_w[28:32], *classes(self.imem_dat_w)))]
 
-        IDLE, RUN, DRAIN = 0, 1, 2
+        IDLE, FETCH, RUN, DRAIN = 0, 1, 2, 3
         state = Signal(2)
         drain = Signal(max=isa.MIN_SLOTS + 1)
-        pc = Signal(max=imem_words)
+        pc = Signal(max=imem_words)               # the address of the instruction in ir
         pc_next = Signal(max=imem_words)
         slot = Signal(tid_bits)
         last_slot = Signal(tid_bits)
@@ -108,8 +108,23 @@ class PCORESequencer(Module):
         dec = Signal()                            # the top loop's count is one less than l_cnt holds
         dec_level = Signal(max=isa.LOOP_DEPTH)
 
-        ins = fetch.dat_r[:32]
-        ctl = fetch_ctl.dat_r
+        # The instruction register.  The issue decision reads flip-flops,
+        # not the instruction memory's output (5.83 ns after the clock on
+        # the ECP5, unregistered): the memory reads ahead the instruction
+        # that follows the one in ``ir`` (``pc_adv``), and ``ir`` takes it
+        # when the sequencer advances.  The next address is chosen among
+        # the follower of the follower (``adv_adv``, after an advance), the
+        # instruction after a LOOP (``push_adv``) and the follower itself
+        # (no advance), each computed from flip-flops.  A kernel starts with
+        # one clock of fetch (FETCH), not counted in CYCLES
+        # (docs/pcore.md, "Pipeline"; docs/fpga.md, "The sequencer's
+        # instruction register").
+        ir = Signal(32)
+        ir_ctl = Signal(len(fetch_ctl.dat_r))
+        take = Signal()                           # ir takes the memory's output
+        self.sync += If(take, ir.eq(fetch.dat_r[:32]), ir_ctl.eq(fetch_ctl.dat_r))
+        ins = ir
+        ctl = ir_ctl
         chain_op, forward_op, reads_acc = ctl[4], ctl[5], ctl[6]
         is_scalar, sop = ctl[3], ctl[0:3]         # ins[31], ins[28:31]
         vop, shift = ins[26:31], ins[0:5]
@@ -133,15 +148,17 @@ class PCORESequencer(Module):
         run = Signal()
         issue = Signal()
         advance = Signal()
+        push = Signal()                           # a LOOP: the next instruction, pushing a loop
         at_end = Signal()
         repeat = Signal()
         pc_adv = Signal(max=imem_words)
+        fetch_adr = Signal(max=imem_words)
         self.comb += [
             run.eq(state == RUN),
             self.running.eq(state != IDLE),
             self.start_ready.eq(state == IDLE),
-            fetch.adr.eq(pc_next),
-            fetch_ctl.adr.eq(pc_next),
+            fetch.adr.eq(fetch_adr),
+            fetch_ctl.adr.eq(fetch_adr),
             short.eq(few & chain_op),
             forward.eq(chain & forward_op),
             stall.eq((slot == 0) & (wait != 0) & reads_acc & ~forward),
@@ -154,6 +171,7 @@ class PCORESequencer(Module):
             If(repeat, pc_adv.eq(l_start[top])).Else(pc_adv.eq(pc + 1)),
             pc_next.eq(pc),
             advance.eq(0),
+            push.eq(0),
             If(state == IDLE,
                 If(self.start_valid, pc_next.eq(self.start_entry))
             ).Elif(issue,
@@ -161,12 +179,58 @@ class PCORESequencer(Module):
             ).Elif(run & is_scalar,
                 Case(sop, {
                     isa.SOP["halt"]: [],
-                    isa.SOP["loop"]: pc_next.eq(pc + 1),
+                    isa.SOP["loop"]: [push.eq(1), pc_next.eq(pc + 1)],
                     "default": [advance.eq(1), pc_next.eq(pc_adv)],
                 })
             ),
         ]
         self.sync += pc.eq(pc_next)
+
+        # The read-ahead address.  ``pc_adv`` is the follower of the
+        # instruction in ``ir`` (a LOOP is never the last instruction of a
+        # loop body, so its follower, pc + 1, is pc_adv too: the assembler's
+        # loops nest, and the ISS refuses other programs).  After an advance
+        # the memory must read the follower's follower, from the state the
+        # advance leaves: the loop repeats (same level, one count less), ends
+        # (the level below), or goes on (same level); after a LOOP, from the
+        # loop it pushes.
+        pc1 = Signal(max=imem_words)
+        pc2 = Signal(max=imem_words)
+        below = Signal(max=isa.LOOP_DEPTH)
+        adv_adv = Signal(max=imem_words)
+        push_adv = Signal(max=imem_words)
+        start_t, end_t = l_start[top], l_end[top]
+        self.comb += [
+            pc1.eq(pc + 1),
+            pc2.eq(pc + 2),
+            below.eq(sp - 2),
+            If(repeat,
+                # back to the loop's start: again at its end only with a one-instruction body
+                If((start_t == end_t) & Mux(dec, l_cnt[top] > 3, l_cnt[top] > 2),
+                    adv_adv.eq(start_t)).Else(adv_adv.eq(start_t + 1))
+            ).Elif(at_end,
+                # the loop ends: pc + 1 in the loop below, if any (no decrement pending there)
+                If((sp > 1) & (pc1 == l_end[below]) & (l_cnt[below] > 1),
+                    adv_adv.eq(l_start[below])).Else(adv_adv.eq(pc2))
+            ).Else(
+                If((sp != 0) & (pc1 == end_t) & Mux(dec, l_cnt[top] > 2, l_cnt[top] > 1),
+                    adv_adv.eq(start_t)).Else(adv_adv.eq(pc2))
+            ),
+            # LOOP: its body starts at pc + 1
+            If((pc1 == lend) & (imm > 1), push_adv.eq(pc1)).Else(push_adv.eq(pc2)),
+            If(state == IDLE,
+                fetch_adr.eq(self.start_entry)
+            ).Elif(state == FETCH,
+                fetch_adr.eq(pc1)
+            ).Elif(advance,
+                fetch_adr.eq(adv_adv)
+            ).Elif(push,
+                fetch_adr.eq(push_adv)
+            ).Else(
+                fetch_adr.eq(pc_adv)
+            ),
+            take.eq((state == FETCH) | advance | push),
+        ]
 
         # Loop stack bookkeeping on advance; LOOP pushes.  The decision to
         # advance comes from the instruction memory's output late in the
@@ -229,7 +293,7 @@ class PCORESequencer(Module):
             If(issue & (slot == 0), fwd_hold.eq(forward)),
             If(state == IDLE,
                 If(self.start_valid,
-                    state.eq(RUN),
+                    state.eq(FETCH),
                     self.process.eq(self.start_process),
                     self.np_active.eq(self.start_np),
                     self.nt_active.eq(self.start_nt),
@@ -239,6 +303,8 @@ class PCORESequencer(Module):
                     slot.eq(0), sp.eq(0),
                     self.cycles.eq(0), self.vops.eq(0), self.macs.eq(0),
                 )
+            ).Elif(state == FETCH,
+                state.eq(RUN),
             ).Elif(run,
                 self.cycles.eq(self.cycles + 1),
                 If(is_scalar & (sop == isa.SOP["halt"]), state.eq(DRAIN), drain.eq(isa.MIN_SLOTS - 1)),

@@ -110,6 +110,11 @@ class PcoreISS:
                 if d.sop == "halt":
                     break
                 if d.sop == "loop":
+                    if loops and pc == loops[-1][1]:
+                        # (the sequencer reads ahead the instruction after a
+                        # LOOP as pc + 1, and at a loop end that is not it)
+                        raise PcoreRuntimeError(f"pc {pc}: a loop instruction ends the enclosing loop's body; "
+                                                "loops must nest (the assembler's `loop N {{ }}` blocks do)")
                     if len(loops) >= isa.LOOP_DEPTH:
                         raise PcoreRuntimeError(f"pc {pc}: loops nested deeper than {isa.LOOP_DEPTH}")
                     loops.append([pc + 1, d.loop_end, d.imm])
