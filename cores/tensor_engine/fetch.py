@@ -58,6 +58,7 @@ class TEFetchCore(Module):
         offered = Signal()     # a beat is on the bus, not yet acknowledged
         cont = Signal()        # the last beat was acknowledged with cti 0b010: the next follows now
         busy = self.busy
+        fetching = Signal()    # words are still to be read (busy: or the last still to be written)
         self.submodules.burst = burst = BurstMaster(bus, max_burst)
         to_queue = ~target
         # The queue's room, compared a clock before: the queue's level and
@@ -79,17 +80,28 @@ class TEFetchCore(Module):
             room_two.eq(self.q_space >= 3),
         ]
         self.comb += [
-            busy.eq(remaining != 0),
+            fetching.eq(remaining != 0),
+            busy.eq(fetching | self.imem_we),
             # A 0b010 beat promises the next one in the next clock: it needs room for two words.
-            burst.req.eq(busy & (offered | cont | ~to_queue | room_min | room_rest)),
+            burst.req.eq(fetching & (offered | cont | ~to_queue | room_min | room_rest)),
             burst.more.eq((remaining > 1) & (~to_queue | room_two)),
             bus.adr.eq(adr),
             bus.we.eq(0),
             bus.sel.eq(0xf),
             self.q_we.eq(burst.ack & to_queue),
             self.q_data.eq(bus.dat_r),
+        ]
+        # The instruction-memory write is registered: it lands the clock
+        # after the word arrives (and ``busy`` holds until it has), so the
+        # bus acknowledge through the crossing no longer reaches the
+        # memory's write port, shared with the MCORE's, in one clock (the
+        # ULX3S's accel critical path at 52.67 MHz: from the fetch's word
+        # count into the instruction memory's address, 15.4 of 19.0 ns
+        # routing; docs/fpga.md, "The fetch's room from flip-flops").
+        self.sync += [
             self.imem_we.eq(burst.ack & ~to_queue),
             self.imem_dat_w.eq(bus.dat_r),
+            If(self.imem_we, self.imem_adr.eq(self.imem_adr + 1)),
         ]
         self.sync += [
             offered.eq(bus.cyc & ~bus.ack),
@@ -97,7 +109,6 @@ class TEFetchCore(Module):
             If(burst.ack,
                 adr.eq(adr + 1),
                 remaining.eq(remaining - 1),
-                self.imem_adr.eq(self.imem_adr + 1),
             ),
             If(self.start & ~busy,
                 adr.eq(self.address[2:]),
