@@ -111,7 +111,9 @@ TARGET = BoardTarget(
     # 46.875 MHz alike).  Seed 4 since the generators' kept enables
     # (2026-11-27), whose netlist diverged at seed 3 (fewest 194 overused
     # wires at iteration 43) and routed at seed 4 (accel 50.64, sys 37.37
-    # MHz at a 53.57 MHz constraint).  docs/fpga.md, "Measured builds".
+    # MHz at a 53.57 MHz constraint); at 47bfee1 (2026-11-28, the
+    # sequencer's instruction register) in 64 (accel 59.76, sys 42.70 MHz
+    # at 53.57 MHz).  docs/fpga.md, "Measured builds".
     # Any gateware change re-rolls the placement: when router2 diverges the
     # build tries the next seeds (seed_tries) and says which one to set here.
     seed=4,
