@@ -188,7 +188,7 @@ BUDGETS = {
     "pcore_sequencer": {"LUT": 2_500, "FF": 740, "DPR16X4": 0, "DP16KD": 3, "MULT18X18D": 0},
     "te_agen":         {"LUT": 3_900, "FF": 1_320, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
     "te_spu":          {"LUT": 150, "FF": 110, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 1},
-    "te_fetch":        {"LUT": 360, "FF": 200, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
+    "te_fetch":        {"LUT": 360, "FF": 240, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
 }
 
 
