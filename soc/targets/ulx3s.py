@@ -80,12 +80,15 @@ TARGET = BoardTarget(
         # with each PCORE's own control registers, read-first block RAMs
         # and the engine's writes registered in each PCORE (19bcdd7) it
         # reached 55.10 MHz at 50 and at 53.57 MHz alike (seed 4): accel
-        # 53.57 MHz (750/14 beside sys 750/25) since 2026-11-28.  The host
-        # may clock
+        # 53.57 MHz (750/14 beside sys 750/25) on 2026-11-28; with the
+        # sequencer's instruction register and the fetch's registered
+        # writes (47bfee1) it reached 59.76 MHz at 53.57 and at 56.25 MHz
+        # alike (seed 4, the same placement): accel 56.25 MHz (one 450 MHz
+        # VCO: 450/15 for sys, 450/8 for accel) since.  The host may clock
         # SCLK at up to 50 MHz in SPI and 30 MHz in QPI (host_sys_per_sclk
         # below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
-        accel_clk_freq=53_571_429,
+        accel_clk_freq=56_250_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
@@ -113,7 +116,7 @@ TARGET = BoardTarget(
     # wires at iteration 43) and routed at seed 4 (accel 50.64, sys 37.37
     # MHz at a 53.57 MHz constraint); at 47bfee1 (2026-11-28, the
     # sequencer's instruction register) in 64 (accel 59.76, sys 42.70 MHz
-    # at 53.57 MHz).  docs/fpga.md, "Measured builds".
+    # at 53.57 and at 56.25 MHz).  docs/fpga.md, "Measured builds".
     # Any gateware change re-rolls the placement: when router2 diverges the
     # build tries the next seeds (seed_tries) and says which one to set here.
     seed=4,
