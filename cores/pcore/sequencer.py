@@ -78,12 +78,11 @@ class PCORESequencer(Module):
                       wport.dat_w.eq(Cat(self.imem_dat_w, *classes(self.imem_dat_w)))]
         # A second copy of the bits the issue decision reads (scalar, its
         # operation, the predecoded classes), written and read with the
-        # first: the decision's block RAM drives only the decision, so it
-        # sits beside it, while the fields' one feeds the issue bundle and
-        # the loop stack.  On the ULX3S the path from the one memory's
-        # output through the decision into the loop counters was the accel
-        # critical path (18.15 ns, 4.73 of them the memory's net;
-        # docs/fpga.md, "The sequencer's decision from its own block RAM").
+        # first, into the instruction register's ``ir_ctl`` (below).  On the
+        # ULX3S the path from the one memory's output through the decision
+        # into the loop counters was the accel critical path (18.15 ns,
+        # 4.73 of them the memory's net; docs/fpga.md, "The sequencer's
+        # decision from its own block RAM").
         self.imem_ctl = Memory(4 + self.PREDECODE_BITS, imem_words, name="pcore_imem_ctl")
         fetch_ctl = self.imem_ctl.get_port(mode=READ_FIRST)
         wport_ctl = self.imem_ctl.get_port(write_capable=True)
@@ -118,7 +117,7 @@ class PCORESequencer(Module):
         # (no advance), each computed from flip-flops.  A kernel starts with
         # one clock of fetch (FETCH), not counted in CYCLES
         # (docs/pcore.md, "Pipeline"; docs/fpga.md, "The sequencer's
-        # instruction register").
+        # decision from its own block RAM", step 3).
         ir = Signal(32)
         ir_ctl = Signal(len(fetch_ctl.dat_r))
         take = Signal()                           # ir takes the memory's output
@@ -233,9 +232,9 @@ class PCORESequencer(Module):
         ]
 
         # Loop stack bookkeeping on advance; LOOP pushes.  The decision to
-        # advance comes from the instruction memory's output late in the
-        # clock, so the top loop's count is decremented a clock later, from
-        # a flip-flop (``dec``, ``dec_level``), and ``repeat`` reads it less
+        # advance (the stall, the last slot) settles late in the clock, so
+        # the top loop's count is decremented a clock later, from a
+        # flip-flop (``dec``, ``dec_level``), and ``repeat`` reads it less
         # the pending decrement.  No LOOP writes that level in that clock:
         # a repeat does not pop it.  (The same for the address registers'
         # post-increments below; docs/fpga.md, "The sequencer's decision
