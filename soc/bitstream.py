@@ -119,7 +119,9 @@ class Report:
 
     def text(self):
         cfg = self.config
-        accel = f"accelerator, {cfg['te_levels']} loop levels" if cfg.get("accelerator") else "no accelerator"
+        accel = (f"accelerator, {cfg['te_levels']} loop levels"
+                 + ("" if cfg.get("te_vector_path", 1) else ", no vector path")
+                 if cfg.get("accelerator") else "no accelerator")
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
                  f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} ({accel}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
@@ -661,7 +663,8 @@ class BoardBuild(SoCBuild):
 def describe(target, config):
     """One line: the accelerator (or its absence) and the clocks."""
     c = config
-    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}, {c.te_levels} loop levels" if c.accelerator
+    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}, {c.te_levels} loop levels"
+             + ("" if c.te_vector_path else ", no vector path (te_vector_path=0)") if c.accelerator
              else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)")
     clocks = f"sys {c.sys_clk_freq / 1e6:g} MHz"
     if c.accel_clk_freq:
@@ -706,6 +709,8 @@ def config_table_markdown():
          if c.accelerator else "no (MCORE only)"),
         ("NP x NT x VW", lambda t, c: f"{c.np} x {c.nt} x {c.vw}" + ("" if c.accelerator else " (headers only)")),
         ("TensorEngine loop levels per side (`te_levels`)", lambda t, c: str(c.te_levels) if c.accelerator else "-"),
+        ("TensorEngine vector path (`te_vector_path`)",
+         lambda t, c: ("yes" if c.te_vector_path else "no: the element path only") if c.accelerator else "-"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
         ("peak MAC/s at the accelerator's clock",
          lambda t, c: f"{c.peak_macs_per_clock * clock(t, c) / 1e9:.2f} G" if c.accelerator and t else "-"),

@@ -57,6 +57,13 @@ class SoCConfig:
     # (every example model's transfers fit) make the engine about 27%
     # smaller on an ECP5 than 8 (docs/fpga.md, "Four loop levels").
     te_levels: int = MAX_LEVELS
+    # 1: the TensorEngine has its vector path (a memory word per clock for
+    # the transfers that qualify, docs/tensor_engine.md "Vector path"); 0:
+    # every transfer takes the element path (an element per clock), the same
+    # results in more clocks, and the engine is about a third smaller on an
+    # ECP5 (the vector path's logic is left out by synthesis): for the
+    # smallest FPGAs (docs/fpga.md, "An engine without its vector path").
+    te_vector_path: int = 1
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     # The activation arena is what main RAM has left below them (minus the
     # firmware's 16 KiB at its base): docs/models.md, "Memory plan".
@@ -116,6 +123,9 @@ class SoCConfig:
             raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
                               f"{MIN_TE_LEVELS} (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the "
                               f"instruction format's limit)")
+        if self.te_vector_path not in (0, 1):
+            raise ConfigError(f"te_vector_path={self.te_vector_path}: must be 1 (the TensorEngine's vector path) "
+                              f"or 0 (the element path only)")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:

@@ -26,6 +26,18 @@ def test_engine_long_random(seed):
 
 
 @pytest.mark.sim
+def test_engine_without_its_vector_path():
+    """SoCConfig.te_vector_path = 0 (the smallest FPGAs' engine): the
+    random instructions give the executor's results with every transfer on
+    the element path (the test asserts that no transfer took the vector
+    path)."""
+    from tensorsoc.verification.te.run import run, test_config
+    config = test_config().with_overrides(te_vector_path=0)
+    tests, fails, results = run(config, testcases=["random_instructions"], extra_env={"TSOC_TE_RANDOM": "600"})
+    assert tests == 1 and fails == 0, f"see {results}"
+
+
+@pytest.mark.sim
 def test_engine_activity_trace():
     """LOG_ON records (cycle, busy changes, transfer start/end and attributes)
     match the engine's pins and the executor's trace strings."""

@@ -503,10 +503,15 @@ class TensorEngineCore(Module):
                         config.nt * config.pcore_private_words)
         db_elig = eligible(d_dst, first=1)
         self.comb += d_src.vector_eligibility + d_dst.vector_eligibility
-        self.comb += vector_ok.eq(s_elig & d_elig & ~d_proc_en
-                                  & ~((d_src.space == SPACE["DDR"]) & (d_dst.space == SPACE["DDR"])))
-        self.comb += bvector_ok.eq(s_elig & db_elig & ~d_proc_en & d_pcore & (d_dst.step[0][:32] == d_pstride)
-                                   & ~d_dst.ovl[0] & (d_dst.count[0] <= config.np))
+        if config.te_vector_path:
+            self.comb += vector_ok.eq(s_elig & d_elig & ~d_proc_en
+                                      & ~((d_src.space == SPACE["DDR"]) & (d_dst.space == SPACE["DDR"])))
+            self.comb += bvector_ok.eq(s_elig & db_elig & ~d_proc_en & d_pcore & (d_dst.step[0][:32] == d_pstride)
+                                       & ~d_dst.ovl[0] & (d_dst.count[0] <= config.np))
+        # else (SoCConfig.te_vector_path = 0): no transfer qualifies, so
+        # vmode and bmode stay 0 and synthesis leaves out the vector path,
+        # the broadcast mode and the generators' chunk mode, which they
+        # alone select (docs/fpga.md, "An engine without its vector path").
         d_bc_copy = Signal(config.np)   # copy j of a word is not out of bound on the broadcast level
         bc_copy = Signal(config.np)
         bc_copy_next = Signal(config.np)
