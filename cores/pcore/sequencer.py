@@ -151,6 +151,8 @@ class PCORESequencer(Module):
         at_end = Signal()
         repeat = Signal()
         pc_adv = Signal(max=imem_words)
+        pc1 = Signal(max=imem_words)
+        again = Signal()                          # the top loop's count (less a pending decrement) is above 1
         fetch_adr = Signal(max=imem_words)
         self.comb += [
             run.eq(state == RUN),
@@ -165,9 +167,10 @@ class PCORESequencer(Module):
             issue.eq(run & ~is_scalar & ~stall),
             top.eq(sp - 1),
             at_end.eq((sp != 0) & (pc == l_end[top])),
-            # (the top loop's count less a decrement still pending)
-            repeat.eq(at_end & Mux(dec, l_cnt[top] > 2, l_cnt[top] > 1)),
-            If(repeat, pc_adv.eq(l_start[top])).Else(pc_adv.eq(pc + 1)),
+            again.eq(Mux(dec, l_cnt[top] > 2, l_cnt[top] > 1)),
+            repeat.eq(at_end & again),
+            pc1.eq(pc + 1),
+            If(repeat, pc_adv.eq(l_start[top])).Else(pc_adv.eq(pc1)),
             pc_next.eq(pc),
             advance.eq(0),
             push.eq(0),
@@ -178,7 +181,7 @@ class PCORESequencer(Module):
             ).Elif(run & is_scalar,
                 Case(sop, {
                     isa.SOP["halt"]: [],
-                    isa.SOP["loop"]: [push.eq(1), pc_next.eq(pc + 1)],
+                    isa.SOP["loop"]: [push.eq(1), pc_next.eq(pc1)],
                     "default": [advance.eq(1), pc_next.eq(pc_adv)],
                 })
             ),
@@ -193,14 +196,12 @@ class PCORESequencer(Module):
         # advance leaves: the loop repeats (same level, one count less), ends
         # (the level below), or goes on (same level); after a LOOP, from the
         # loop it pushes.
-        pc1 = Signal(max=imem_words)
         pc2 = Signal(max=imem_words)
         below = Signal(max=isa.LOOP_DEPTH)
         adv_adv = Signal(max=imem_words)
         push_adv = Signal(max=imem_words)
         start_t, end_t = l_start[top], l_end[top]
         self.comb += [
-            pc1.eq(pc + 1),
             pc2.eq(pc + 2),
             below.eq(sp - 2),
             If(repeat,
@@ -212,7 +213,7 @@ class PCORESequencer(Module):
                 If((sp > 1) & (pc1 == l_end[below]) & (l_cnt[below] > 1),
                     adv_adv.eq(l_start[below])).Else(adv_adv.eq(pc2))
             ).Else(
-                If((sp != 0) & (pc1 == end_t) & Mux(dec, l_cnt[top] > 2, l_cnt[top] > 1),
+                If((sp != 0) & (pc1 == end_t) & again,
                     adv_adv.eq(start_t)).Else(adv_adv.eq(pc2))
             ),
             # LOOP: its body starts at pc + 1
@@ -245,7 +246,7 @@ class PCORESequencer(Module):
             If(dec, l_cnt[dec_level].eq(l_cnt[dec_level] - 1)),
             If(advance & at_end & ~repeat, sp.eq(sp - 1)),
             If(run & is_scalar & (sop == isa.SOP["loop"]),
-                l_start[sp].eq(pc + 1), l_end[sp].eq(lend), l_cnt[sp].eq(imm), sp.eq(sp + 1)
+                l_start[sp].eq(pc1), l_end[sp].eq(lend), l_cnt[sp].eq(imm), sp.eq(sp + 1)
             ),
         ]
 

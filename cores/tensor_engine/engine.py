@@ -314,6 +314,20 @@ class TensorEngineCore(Module):
         # generator started (LOAD_SRC) while the executing transfer's last
         # words drain to its destination; its destination half follows when
         # they are written (hand_dst, then dst_go loads the generator).
+        #
+        # The copies' enables reach about a thousand flip-flops of the
+        # active sides; from the whole hand-over decision (the executor's
+        # and the decoder's states, the overlap's conditions) they were the
+        # ULX3S's accel critical path (17.48 ns, 15.30 of them routing;
+        # docs/fpga.md, "The copy into the active sides from flip-flops").
+        # So while the executor is idle (``track``, a flip-flop) the active
+        # registers take the decoded ones in every clock: they hold the
+        # decoded transfer in the clock it is handed over, as before, and
+        # nothing reads them while idle (the generators are stopped, the
+        # trace records nothing before the transfer starts).  An overlap's
+        # conditions other than the source's end are registered
+        # (``ovl_ok_r``; they hold while the decoded transfer waits), so its
+        # copies' enables are the vector path's done flags and flip-flops.
         self.submodules.xfsm = xfsm = FSM(reset_state="IDLE")
         self.submodules.fsm = fsm = FSM(reset_state="HDR")
         exec_idle = Signal()     # nothing executing or pending (nothing decoded waits when the decoder asks)
@@ -322,6 +336,8 @@ class TensorEngineCore(Module):
         hand_dst = Signal()      # ... then its destination half
         src_go = Signal()        # start the source generator alone
         dst_go = Signal()        # start the destination generator alone
+        track = Signal(reset=1)  # the executor is idle: the active registers follow the decoded ones
+        ovl_ok_r = Signal()      # overlap_ok's conditions but the source's end, a clock ago
         dst_pending = Signal()   # the active source half's destination half is not running yet
         dst_handed = Signal()
         overlap_ok = Signal()
@@ -338,6 +354,7 @@ class TensorEngineCore(Module):
             ).Elif(overlap_ok, hand_src.eq(1), NextState("LOAD_SRC")))
         xfsm.act("LOAD_SRC", src_go.eq(1), NextState("XFER"))
         self.sync += [
+            If(xfsm.before_leaving("IDLE"), track.eq(0)).Elif(xfsm.before_entering("IDLE"), track.eq(1)),
             If(hand_src, dst_pending.eq(1)).Elif(dst_go, dst_pending.eq(0)),
             If(hand_dst, dst_handed.eq(1)).Elif(dst_go, dst_handed.eq(0)),
             dst_go.eq(hand_dst),
@@ -561,12 +578,12 @@ class TensorEngineCore(Module):
         # or hand_src then hand_dst, overlapping the transfer before).
         fsm.act("READY", If(hand | hand_dst, NextState("HDR")))
         self.sync += [
-            If(hand | hand_src,
+            If(track | hand_src,
                 *[a.eq(d) for a, d in zip(src.flat(), d_src.flat())],
                 l0_count[1].eq(d_l0_count[1]), l0_step[1].eq(d_l0_step[1]),
                 process.eq(d_process), pad.eq(d_pad), proc_en.eq(d_proc_en), proc.eq(d_proc),
                 vmode.eq(d_vmode)),
-            If(hand | hand_dst,
+            If(track | hand_dst,
                 *[a.eq(d) for a, d in zip(dst.flat(), d_dst.flat())],
                 l0_count[0].eq(d_l0_count[0]), l0_step[0].eq(d_l0_step[0]),
                 wr_process.eq(d_process), scatter.eq(d_scatter), bmode.eq(d_bmode), bc_copy.eq(d_bc_copy)),
@@ -657,10 +674,13 @@ class TensorEngineCore(Module):
         raw_hazard = Signal()
         self.comb += [
             raw_hazard.eq((d_src.space == dst.space) & (~pc_space(d_src) | (d_process == wr_process))),
-            overlap_ok.eq(vmode & d_vmode & fsm.ongoing("READY") & ~exe_pending & ~dst_pending
-                          & vec.src_done & ~raw_hazard),
+            overlap_ok.eq(ovl_ok_r & vec.src_done),
             hand_dst.eq(dst_pending & ~dst_handed & vec.dst_done),
         ]
+        # A clock late is safe: none of them turns false while the decoded
+        # transfer waits in READY and the executor runs, except by a
+        # hand-over, which sets dst_pending (or, hand, leaves XFER).
+        self.sync += ovl_ok_r.eq(vmode & d_vmode & fsm.ongoing("READY") & ~exe_pending & ~dst_pending & ~raw_hazard)
         # ------------------------------------------------------------------
         # Activity trace (trace.py, record format sw/te_trace.py).
         # ------------------------------------------------------------------

@@ -61,7 +61,7 @@ def _program(rng, config, length, chains=False):
             else:
                 dst = isa.Operand(isa.K_PRIV, int(rng.integers(0, 4)), bool(rng.random() < 0.4))
             out.append(isa.encode_vector(op, dst, a, b, int(rng.integers(0, 32))))
-            incs = sorted({o.reg for o in (dst, a, b) if o.kind in isa.MEM_KINDS and o.inc})
+            incs = sorted({o.reg for o in (dst, a, b) if o.inc})
             if incs and rng.random() < 0.3:
                 # a scalar that reads a pointer this instruction post-increments
                 # (and leaves it as it is): the sequencer applies a
