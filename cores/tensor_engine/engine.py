@@ -349,9 +349,13 @@ class TensorEngineCore(Module):
             ).Elif(fsm.ongoing("READY"), hand.eq(1), NextState("LOAD")))
         xfsm.act("EXE_GUARD", NextState("IDLE"))   # the array's busy rises the clock after the start
         xfsm.act("LOAD", xfer_go.eq(1), NextState("XFER"))
+        # (An overlap is taken even when the executing transfer is complete
+        # in the same clock, when it could have gone through IDLE: its
+        # destination half is then handed over at once.  So the copy's
+        # enable does not wait for the completion's compare.)
         xfsm.act("XFER", self.xfer_active.eq(~hand_src),
-            If(Mux(vmode, vdone & ~dst_pending, xfer_done), NextState("IDLE")
-            ).Elif(overlap_ok, hand_src.eq(1), NextState("LOAD_SRC")))
+            If(overlap_ok, hand_src.eq(1), NextState("LOAD_SRC")
+            ).Elif(Mux(vmode, vdone & ~dst_pending, xfer_done), NextState("IDLE")))
         xfsm.act("LOAD_SRC", src_go.eq(1), NextState("XFER"))
         self.sync += [
             If(xfsm.before_leaving("IDLE"), track.eq(0)).Elif(xfsm.before_entering("IDLE"), track.eq(1)),

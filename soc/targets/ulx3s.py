@@ -47,46 +47,15 @@ TARGET = BoardTarget(
         scratch_size=32 * 1024,
         pcore_private_words=256,
         pcore_shared_words=2048,
-        # The accelerator runs in its own clock domain (soc/accel_domain.py):
-        # in sys, 1 x 8 x 4 reached 31.6 MHz (the TensorEngine's element path
-        # and decoder), which held the CPU, the bus and the SDRAM at 20 MHz.
-        # sys 50 / accel 28 MHz reached sys 44.2 / accel 30.1 MHz; sys 40 /
-        # accel 27 reached 38.8 / 28.0 (the sys path: LiteDRAM's port through
-        # the crossbar into the crossing, mostly routing); sys 32 / accel 25
-        # reached 39.9 / 30.2.  With the address generator's cap registered and
-        # the decoder's count product a clock later, sys 32 / accel 40 reached
-        # 41.2 / 38.5 MHz (seed 2).  sys 32 and accel 33.3 MHz were the
-        # target until 2026-11-26, when a fresh clone's placement left sys at
-        # 31.01 MHz (its path: the L2's block RAM through the crossbar and the
-        # CPU's bus into the accel crossing, 23 of 32 ns routing; sys has
-        # ranged 31.0-39.9 MHz over the builds).  So sys 30 and accel 33.3
-        # MHz (one 600 MHz VCO: 600/20, 600/18; docs/fpga.md, "Measured
-        # builds") until 2026-11-27, when the stream processor's third stage
-        # took accel to 43.47 MHz (seed 3, 33.3 and 40 MHz constraints
-        # alike): accel 40 MHz (600/15).  2 x 8 x 4 at 4 loop levels reached
-        # 36.64 MHz at a 40 MHz constraint (seed 3): accel 33.3 MHz (600/18);
-        # with the PCORE's smaller lanes and one private read port it
-        # reached 39.30 MHz at 33.3 and at 37.5 MHz constraints alike (seed
-        # 3): accel 37.5 MHz (600/16) from 2026-11-27, when the decoder's
-        # registered vector eligibility (ELIG) and the element ring's
-        # rotators took it to 45.87 MHz at a 45 MHz constraint (seed 3;
-        # 48.40 at 37.5 before ELIG): accel 45 MHz (one 450 MHz VCO: 450/15
-        # for sys, 450/10 for accel); with the write bursts' more from pop
-        # it reached 48.73 MHz (50 fails): accel 46.875 MHz (one 750 MHz
-        # VCO: 750/25, 750/16; 48 is not a divisor of a VCO that makes 30,
-        # soc/targets/crg.py); with the destination chunk queue, the PCORE's
-        # registered read data and the generators' kept enables it reached
-        # 50.64 MHz at a 53.57 MHz constraint (seed 4): accel 50 MHz then;
-        # with each PCORE's own control registers, read-first block RAMs
-        # and the engine's writes registered in each PCORE (19bcdd7) it
-        # reached 55.10 MHz at 50 and at 53.57 MHz alike (seed 4): accel
-        # 53.57 MHz (750/14 beside sys 750/25) on 2026-11-28; with the
-        # sequencer's instruction register and the fetch's registered
-        # writes (47bfee1) it reached 59.76 MHz at 53.57 and at 56.25 MHz
-        # alike (seed 4, the same placement): accel 56.25 MHz (one 450 MHz
-        # VCO: 450/15 for sys, 450/8 for accel) since.  The host may clock
-        # SCLK at up to 50 MHz in SPI and 30 MHz in QPI (host_sys_per_sclk
-        # below: board.host_sclk_max).
+        # The accelerator runs in its own clock domain (soc/accel_domain.py),
+        # faster than sys: the CPU, the bus and the SDRAM reach 35-45 MHz
+        # depending on the placement, so sys is 30 MHz with margin.  The
+        # accel clock is the highest that a build of the current gateware
+        # met, on one VCO with sys (soc/targets/crg.py): 450 MHz / 8 = 56.25
+        # MHz.  Each step from 25 MHz, with the build that met it, is in
+        # docs/fpga.md ("Measured builds", "Peak performance and ztachip").
+        # The host may clock SCLK at up to 50 MHz in SPI and 30 MHz in QPI
+        # (host_sys_per_sclk below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
         accel_clk_freq=56_250_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
@@ -100,25 +69,11 @@ TARGET = BoardTarget(
     # the default model's inference takes 0.58 x the cycles (docs/fpga.md).
     l2_cache_min_data_width=128,
     host_sys_per_sclk={"SPI": 0.5, "QPI": 1.0},
-    # nextpnr seed 3: on the gateware of 2026-11-26 (e089c36 on), router2
-    # came down to 2 overused wires at seeds 1 and 2 and then diverged (the
-    # wires left are in the TensorEngine's source address generator);
-    # seed 3 routed in 63 iterations and met timing (accel 39.38, sys 38.21
-    # MHz), and on the gateware of 2026-11-27 (9361a98) in 74 (accel 43.47,
-    # sys 36.28 MHz); 2 x 8 x 4 at four loop levels in 63 (accel 36.64, sys
-    # 39.14 MHz), and after the PCORE's area changes of 2026-11-27 (98f0f60)
-    # with accel 39.30, sys 35.53 MHz; at 422b5bd in 105 (accel 48.40, sys
-    # 39.13 MHz at a 37.5 MHz constraint) and with ELIG (535f6df) in 99 at
-    # 45 MHz (accel 45.87, sys 38.38 MHz), and with the write bursts' more
-    # from pop (fd375c3) in 63 (accel 48.73, sys 41.99 MHz, at 45 and at
-    # 46.875 MHz alike).  Seed 4 since the generators' kept enables
-    # (2026-11-27), whose netlist diverged at seed 3 (fewest 194 overused
-    # wires at iteration 43) and routed at seed 4 (accel 50.64, sys 37.37
-    # MHz at a 53.57 MHz constraint); at 47bfee1 (2026-11-28, the
-    # sequencer's instruction register) in 64 (accel 59.76, sys 42.70 MHz
-    # at 53.57 and at 56.25 MHz).  docs/fpga.md, "Measured builds".
-    # Any gateware change re-rolls the placement: when router2 diverges the
-    # build tries the next seeds (seed_tries) and says which one to set here.
+    # nextpnr's placement seed: the one whose build of the current gateware
+    # routed and met timing (docs/fpga.md, "Measured builds", lists the
+    # seeds each gateware was built with).  Any gateware change re-rolls
+    # the placement: when router2 diverges the build tries the next seeds
+    # (seed_tries) and says which one to set here.
     seed=4,
     notes=(
         "SDRAM: MT48LC16M16 timings (32 MiB); boards with the 64 MiB AS4C32M16 work with these "
