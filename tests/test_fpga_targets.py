@@ -91,7 +91,7 @@ def test_board_configurations():
     ulx3s = get("ulx3s")
     c = ulx3s.config
     assert (c.accelerator, c.np, c.nt, c.vw, c.te_levels) == (1, 4, 8, 4, 4)
-    assert c.peak_macs_per_clock == 16 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 56_250_000)
+    assert c.peak_macs_per_clock == 16 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 60_000_000)
     assert (c.pcore_private_words, c.pcore_shared_words, c.scratch_size) == (
         DEFAULT.pcore_private_words // 2, DEFAULT.pcore_shared_words // 2, DEFAULT.scratch_size // 4)
     docs = (ROOT / "docs" / "fpga.md").read_text()
@@ -126,9 +126,9 @@ def test_pll_makes_the_clocks_asked_for_or_says_why_not():
     target = get("ulx3s")
     soc = target.make_soc(target.config)
     outputs = soc.crg.pll.clkouts.values()
-    assert sorted((f, m) for _, f, _, m, _ in outputs) == [(30e6, PLL_MARGIN), (30e6, PLL_MARGIN), (56.25e6, PLL_MARGIN)]
+    assert sorted((f, m) for _, f, _, m, _ in outputs) == [(30e6, PLL_MARGIN), (30e6, PLL_MARGIN), (60e6, PLL_MARGIN)]
     config = soc.crg.pll.compute_config()      # (as LiteX does when it finalises the PLL)
-    assert (config["vco"], config["clko0_div"], config["clko2_div"]) == (450e6, 15, 8)
+    assert (config["vco"], config["clko0_div"], config["clko2_div"]) == (600e6, 20, 10)
     with pytest.raises(ValueError, match=r"cannot make sys 30 MHz and accel 48 MHz .*"
                        r"the nearest it makes: --set accel_clk_freq=46875000 or 50000000$"):
         target.make_soc(target.config.with_overrides(accel_clk_freq=48_000_000))

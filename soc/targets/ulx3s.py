@@ -51,13 +51,13 @@ TARGET = BoardTarget(
         # faster than sys: the CPU, the bus and the SDRAM reach 35-45 MHz
         # depending on the placement, so sys is 30 MHz with margin.  The
         # accel clock is the highest that a build of the current gateware
-        # met, on one VCO with sys (soc/targets/crg.py): 450 MHz / 8 = 56.25
+        # met, on one VCO with sys (soc/targets/crg.py): 600 MHz / 10 = 60
         # MHz.  Each step from 25 MHz, with the build that met it, is in
         # docs/fpga.md ("Measured builds", "Peak performance and ztachip").
         # The host may clock SCLK at up to 50 MHz in SPI and 30 MHz in QPI
         # (host_sys_per_sclk below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
-        accel_clk_freq=56_250_000,
+        accel_clk_freq=60_000_000,
         accelerator=1,   # TensorEngine + PCORE array, in the accel clock domain
     ),
     sdram_module=MT48LC16M16,
