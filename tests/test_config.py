@@ -31,6 +31,7 @@ def test_default_is_valid_and_exported_to_c():
     ("accel_clk_freq", -1, "must be 0 .the accelerator in sys. or the accelerator's clock in Hz"),
     ("te_levels", 1, "must be 2 .a broadcast over the PCOREs and its row. to 8"),
     ("te_levels", 9, "must be 2 .* to 8"),
+    ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):
