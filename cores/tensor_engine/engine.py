@@ -223,8 +223,14 @@ class TensorEngineCore(Module):
         nlev = Signal(4)
         bmask = Signal(8)
         lvl = Signal(3)
-        prod = [Signal(64), Signal(64)]
-        ovf = [Signal(), Signal()]
+        # The element counts' product: ``prod`` accumulates the side being
+        # decoded; the destination's (decoded first) moves to ``prod_dst``
+        # when the source's first word is written.  A transfer always
+        # carries both sides, so CHECK compares the two.
+        prod = Signal(64)
+        ovf = Signal()
+        prod_dst = Signal(64)
+        ovf_dst = Signal()
 
         # Slot of the level being decoded: broadcast levels first (innermost).
         lvl_bc = Signal()
@@ -273,22 +279,20 @@ class TensorEngineCore(Module):
         # always follows it, so the next count word comes two clocks after
         # at the earliest (its product starts a clock later, when this one
         # has landed) and CHECK three (step, SETTLE): both see the product.
+        # The sides are decoded one after the other, so one product register
+        # feeds the multipliers, with no select between the sides' in front
+        # of them (the ULX3S's accel critical path at 60 MHz ran from that
+        # select through the multipliers and their adder, 16.54 ns).
         mul_go = Signal()
         mul_go2 = Signal()
-        mul_side = Signal()
-        mul_side2 = Signal()
         mul_cnt = Signal(32)
-        cur_prod = Signal(64)
         mul_lo = Signal(80)
         mul_hi = Signal(80)
         new_prod = Signal(96)
-        self.comb += [
-            cur_prod.eq(Mux(mul_side, prod[1], prod[0])),
-            new_prod.eq(mul_lo + (mul_hi << 16)),
-        ]
+        self.comb += new_prod.eq(mul_lo + (mul_hi << 16))
         self.sync += [
-            mul_go2.eq(mul_go), mul_side2.eq(mul_side),
-            If(mul_go, mul_lo.eq(cur_prod * mul_cnt[:16]), mul_hi.eq(cur_prod * mul_cnt[16:])),
+            mul_go2.eq(mul_go),
+            If(mul_go, mul_lo.eq(prod * mul_cnt[:16]), mul_hi.eq(prod * mul_cnt[16:])),
         ]
         chk_mask = Signal(8)
         ovl_mask = Signal(8)
@@ -475,21 +479,22 @@ class TensorEngineCore(Module):
                      for name in ("step", "start", "stride", "bound")],
                 ]
         # The count product's reset is written a clock after the side's
-        # first word too (its first count word comes three words later);
-        # the decoder's other bookkeeping stays in the clock of the word.
+        # first word too (its first count word comes three words later, and
+        # the destination's last product landed the clock before: a count
+        # word is always followed by its step word); the decoder's other
+        # bookkeeping stays in the clock of the word.
         self.sync += [
             If(wr_op["side0"],
-                If(wr_sidesel, prod[1].eq(1), ovf[1].eq(0)).Else(prod[0].eq(1), ovf[0].eq(0))),
+                prod.eq(1), ovf.eq(0),
+                If(wr_sidesel, prod_dst.eq(prod), ovf_dst.eq(ovf))),
             If(fsm.ongoing("HDR"), bad_count.eq(0)),
         ]
         self.sync += [
             mul_go.eq(0),
             If(level_take & (lw == lf["count"]),
                 If(w == 0, bad_count.eq(1)),
-                If(~lvl_bc, mul_go.eq(1), mul_side.eq(sidesel), mul_cnt.eq(w))),
-            If(mul_go2,
-                If(mul_side2, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
-                .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
+                If(~lvl_bc, mul_go.eq(1), mul_cnt.eq(w))),
+            If(mul_go2, prod.eq(new_prod[:64]), ovf.eq(ovf | (new_prod[64:] != 0))),
         ]
         for k in range(2):
             self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
@@ -551,7 +556,7 @@ class TensorEngineCore(Module):
                 bc_copy_next[j].eq((d_dst.count[0] > j) & ~(d_dst.chk[0] & ((idx_j < 0) | (idx_j >= bnd)))),
             ]
         check_ok = Signal()
-        self.comb += check_ok.eq((rem == 0) & ~bad & ~bad_count & ~((prod[0] != prod[1]) | ovf[0] | ovf[1]))
+        self.comb += check_ok.eq((rem == 0) & ~bad & ~bad_count & ~((prod_dst != prod) | ovf_dst | ovf))
         # The eligibility of the decoded sides (their rows' last index
         # against the bound, on carry chains) is registered in ELIG and used
         # in CHECK: in one clock it ran into the broadcast shift's enables of
@@ -575,7 +580,7 @@ class TensorEngineCore(Module):
         fsm.act("CHECK",
             If(rem != 0, NextValue(bad, 1), NextState("SKIP")
             ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
-            ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
+            ).Elif((prod_dst != prod) | ovf_dst | ovf, err_fsm.eq(ERR["COUNT"]), NextState("HDR")
             ).Elif(bvok_r, NextValue(d_vmode, 1), NextValue(d_bmode, 1), NextState("READY")
             ).Else(NextValue(d_vmode, vok_r), NextValue(d_bmode, 0), NextState("READY")))
         # Decoded: wait for the executor to take it (hand, in its IDLE state;
