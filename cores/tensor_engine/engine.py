@@ -227,9 +227,9 @@ class TensorEngineCore(Module):
         # decoded; the destination's (decoded first) moves to ``prod_dst``
         # when the source's first word is written.  A transfer always
         # carries both sides, so CHECK compares the two.
-        prod = Signal(64)
+        prod = Signal(32)
         ovf = Signal()
-        prod_dst = Signal(64)
+        prod_dst = Signal(32)
         ovf_dst = Signal()
 
         # Slot of the level being decoded: broadcast levels first (innermost).
@@ -268,31 +268,40 @@ class TensorEngineCore(Module):
         wr_ovl = Signal()          # count: the level is overlapped
 
         # The element count of each side (the product of its level counts,
-        # broadcast levels of the source left out) is multiplied in two
-        # clocks after the count word is taken, from registers (mul_*): the
-        # 64 x 16 products of the count's two halves in the first
-        # (mul_lo/mul_hi), their sum in the second (mul_go2).  The queue's
-        # read, the field and a 64 x 32 multiply in one clock were the
-        # engine's critical path (38 MHz alone on an ECP5), and the 64 x 32
-        # multiply from registers still was (47.6 MHz out of context at 2 x 8
-        # x 4).  A count word is a level's first word and the step word
-        # always follows it, so the next count word comes two clocks after
-        # at the earliest (its product starts a clock later, when this one
-        # has landed) and CHECK three (step, SETTLE): both see the product.
-        # The sides are decoded one after the other, so one product register
-        # feeds the multipliers, with no select between the sides' in front
-        # of them (the ULX3S's accel critical path at 60 MHz ran from that
-        # select through the multipliers and their adder, 16.54 ns).
+        # broadcast levels of the source left out) is multiplied in 32 bits
+        # (a count of 2**32 or more is COUNT: isa.ELEMENT_COUNT_LIMIT) in two
+        # clocks after the count word is taken, from registers (mul_*).  The
+        # first clock takes three 16 x 16 products, one MULT18X18D each and
+        # nothing after them: of the product's halves P1:P0 and the count's
+        # C1:C0, P0*C0, P1*C0 and P0*C1; with P1 and C1 both nonzero the
+        # product reaches 2**32 (``mul_big``).  Otherwise one of P1*C0 and
+        # P0*C1 is 0, so the second clock adds P0*C0 and their OR moved up 16
+        # bits: one 48-bit sum, whose bits from 32 up are the overflow.  (A
+        # 64-bit product as two 64 x 16 multiplies took eight MULT18X18D and
+        # an 80-bit carry chain after them in the first clock: the ULX3S's
+        # accel critical path at 59.15 MHz, 16.91 ns.)  A count word is a
+        # level's first word and the step word always follows it, so the
+        # next count word comes two clocks after at the earliest (its product
+        # starts a clock later, when this one has landed) and ELIG three
+        # (step, SETTLE): both see the product.  The sides are decoded one
+        # after the other, so one product register feeds the multipliers,
+        # with no select between the sides' in front of them.
         mul_go = Signal()
         mul_go2 = Signal()
         mul_cnt = Signal(32)
-        mul_lo = Signal(80)
-        mul_hi = Signal(80)
-        new_prod = Signal(96)
-        self.comb += new_prod.eq(mul_lo + (mul_hi << 16))
+        mul_00 = Signal(32)
+        mul_10 = Signal(32)
+        mul_01 = Signal(32)
+        mul_big = Signal()
+        new_prod = Signal(49)
+        self.comb += new_prod.eq(mul_00 + ((mul_10 | mul_01) << 16))
         self.sync += [
             mul_go2.eq(mul_go),
-            If(mul_go, mul_lo.eq(prod * mul_cnt[:16]), mul_hi.eq(prod * mul_cnt[16:])),
+            If(mul_go,
+                mul_00.eq(prod[:16] * mul_cnt[:16]),
+                mul_10.eq(prod[16:] * mul_cnt[:16]),
+                mul_01.eq(prod[:16] * mul_cnt[16:]),
+                mul_big.eq((prod[16:] != 0) & (mul_cnt[16:] != 0))),
         ]
         chk_mask = Signal(8)
         ovl_mask = Signal(8)
@@ -494,7 +503,7 @@ class TensorEngineCore(Module):
             If(level_take & (lw == lf["count"]),
                 If(w == 0, bad_count.eq(1)),
                 If(~lvl_bc, mul_go.eq(1), mul_cnt.eq(w))),
-            If(mul_go2, prod.eq(new_prod[:64]), ovf.eq(ovf | (new_prod[64:] != 0))),
+            If(mul_go2, prod.eq(new_prod[:32]), ovf.eq(ovf | mul_big | (new_prod[32:] != 0))),
         ]
         for k in range(2):
             self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
