@@ -779,8 +779,10 @@ class TensorEngineCore(Module):
         g_first = Signal()
         g_last = Signal()
         self.comb += [
-            sg_el.eq(~vmode & sg.valid & ~k_valid),
-            dg_el.eq(~vmode & dg.valid & ~g_valid),
+            # the generators' own copies of vmode (taken at their load; a
+            # generator presents elements only while it runs)
+            sg_el.eq(~sg.chunk_q & sg.valid & ~k_valid),
+            dg_el.eq(~dg.chunk_q & dg.valid & ~g_valid),
         ]
         def skid(push, take, valid, k_valid, fields):
             """The element register (``valid``, each field's first signal)
@@ -906,7 +908,7 @@ class TensorEngineCore(Module):
             rd_adr.eq(s_wadr + 1),
             If(hit_hi, raw.eq(Cat(r_lo, bytes_[0])), emit.eq(1), NextState("ELEM")).Else(rd_stb.eq(1)))
         rfsm.act("WAIT", If(te.rvalid, NextState("ELEM")))
-        self.comb += [e_take.eq(emit), sg.ready.eq(Mux(vmode, vec.src_ready, ~k_valid))]
+        self.comb += [e_take.eq(emit), sg.ready.eq(Mux(sg.chunk_q, vec.src_ready, ~k_valid))]
 
         # Source conversion, then the stream processor.
         value = Signal(16)
@@ -975,7 +977,7 @@ class TensorEngineCore(Module):
         ]
         consume_el = Signal()   # the element (all its bytes) is written or skipped
         pop = Signal()          # the FIFO value is taken (first broadcast copy)
-        self.comb += [f_take.eq(consume_el), dg.ready.eq(Mux(vmode, vec.dst_ready, ~g_valid)), vf.re.eq(pop)]
+        self.comb += [f_take.eq(consume_el), dg.ready.eq(Mux(dg.chunk_q, vec.dst_ready, ~g_valid)), vf.re.eq(pop)]
         self.sync += If(pop, held.eq(vf.dout))
 
         wr_flush = Signal()
