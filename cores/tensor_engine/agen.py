@@ -92,10 +92,9 @@ class AddressGenerator(Module):
         self.oob = Signal()
         self.first = Signal()
         self.last = Signal()
-        self.chunk = Signal()      # in: chunk mode, taken at load
+        self.chunk = Signal()      # in: chunk mode
         self.cap = Signal(8)       # out (chunk mode): elements left in the memory word at addr
-        self.esh = Signal()        # in (chunk mode): log2 of the address units of an element, taken at load
-        self.chunk_q = Signal()    # out: the chunk mode of this walk (``chunk`` at the last load)
+        self.esh = Signal()        # in (chunk mode): log2 of the address units of an element
         self.n = Signal(32)        # out: elements of this advance (1 outside chunk mode)
         self.row_end = Signal()    # out: this advance finishes slot 0
         self.fits = Signal()       # out (chunk mode): the rest of the row lies in the current word (n = rest)
@@ -104,17 +103,6 @@ class AddressGenerator(Module):
         # # #
 
         n = len(side.count)
-        # The mode and the element size are taken at load into this
-        # generator's own flip-flops: they hold for the walk, and the engine's
-        # vector-mode register, which reaches both generators, the vector
-        # path and the element path from one place, no longer starts the
-        # paths into the generator's carry decision and clock enables (the
-        # ULX3S's accel critical paths of three builds at 56.5-58.0 MHz,
-        # 14.2-15.5 of their 17.2-17.7 ns routing; docs/fpga.md, "The
-        # generators' mode from their own flip-flops").
-        chunk = self.chunk_q
-        esh = Signal()
-        self.sync += If(self.load, chunk.eq(self.chunk), esh.eq(self.esh))
         # left[l]: iterations of slot l still to go, the current one included
         # (count .. 1).  A down-counter rather than an index, so "last
         # iteration" is a compare of one register with a constant, not a
@@ -153,7 +141,7 @@ class AddressGenerator(Module):
         fits = fits_r
         self.comb += [
             self.rest.eq(left[0]),
-            self.n.eq(Mux(chunk, Mux(fits, left[0], self.cap), 1)),
+            self.n.eq(Mux(self.chunk, Mux(fits, left[0], self.cap), 1)),
             self.row_end.eq(at_end[0]),
         ]
 
@@ -163,8 +151,8 @@ class AddressGenerator(Module):
         hi_end = [Signal(name=f"hi_end{l}") for l in range(n + 1)]
         self.comb += [hi_end[l].eq(reduce(and_, [one[k] for k in range(1, l)], 1)) for l in range(n + 1)]
         for l in range(n):
-            end = Mux(chunk, fits, one[0]) if l == 0 else one[l]
-            incr = Mux(chunk, self.n << esh, side.step[0]) if l == 0 else side.step[l]
+            end = Mux(self.chunk, fits, one[0]) if l == 0 else one[l]
+            incr = Mux(self.chunk, self.n << self.esh, side.step[0]) if l == 0 else side.step[l]
             self.comb += [
                 at_end[l].eq(end),
                 # ~at_end[l] & every slot below at its end
@@ -204,7 +192,7 @@ class AddressGenerator(Module):
         # word (not fits), i.e. by cap elements, so its candidate comes from
         # cap_r, not from n.  (In element mode cap and fits are not used.)
         nsa0 = Signal(32)
-        self.comb += nsa0.eq(sa[0] + Mux(chunk, cap_r << esh, side.step[0]))
+        self.comb += nsa0.eq(sa[0] + Mux(self.chunk, cap_r << self.esh, side.step[0]))
         ncap = []
         for k, a in enumerate([side.base, nsa0] + nsa[1:]):
             geo = cap_of(a)
