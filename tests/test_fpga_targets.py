@@ -356,6 +356,22 @@ def test_router_option_reaches_nextpnr_and_the_report(monkeypatch, capsys):
     assert "--router router1" in script and "--router router2" not in script
 
 
+def test_cpu_variant_option_reaches_the_soc_and_the_report(monkeypatch, capsys):
+    """--cpu-variant lite: the VexRiscv_Lite netlist is the SoC's CPU, and
+    the report says which variant was built; without it, the target's."""
+    met = {"$glbnet$accel_clk": 80.0}      # every clock of the fake report met
+    status, err, build_dir = fake_build(monkeypatch, capsys, "cpu-lite", fmax=met, extra=["--cpu-variant", "lite"])
+    assert status == 0, err
+    gateware = build_dir / "gateware"
+    assert (gateware / "VexRiscv_Lite.v").exists() and not (gateware / "VexRiscv.v").exists()
+    assert "VexRiscv_Lite.v" in (gateware / "tensorsoc.ys").read_text()    # what yosys reads
+    assert json.loads((build_dir / "report.json").read_text())["cpu_variant"] == "lite"
+    assert ", VexRiscv lite\n" in (build_dir / "report.txt").read_text()
+    status, err, build_dir = fake_build(monkeypatch, capsys, "cpu-default", fmax=met)
+    assert status == 0, err
+    assert json.loads((build_dir / "report.json").read_text())["cpu_variant"] == get("colorlight_i5").cpu_variant
+
+
 HOLD_LOG = """
 Info: 2 Hold/min time violations (showing 10 worst paths):
 
