@@ -755,8 +755,8 @@ def cmd_bitstream(args):
         print("boards (tsoc bitstream --board NAME):")
         for t in TARGETS.values():
             c = t.config
-            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; VexRiscv {t.cpu_variant}; nextpnr {t.router}, seed {t.seed} "
-                  f"(up to {t.seed_tries} seeds)")
+            print(f"  {t.name:<14} {t.title}; {describe(t, c)}; VexRiscv {t.cpu_variant}; "
+                  f"nextpnr {t.router}, seed {t.seed} (up to {t.seed_tries} seeds)")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2
