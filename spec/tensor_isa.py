@@ -32,6 +32,11 @@ from typing import List
 from tensorsoc.spec.numbers import SPU_LOOKUP_SIZE, SPU_SEGMENT_SHIFT  # noqa: F401 (re-exported: isa.SPU_*)
 
 MAX_LEVELS = 8
+# A side's element count (its level counts' product, broadcast levels
+# excluded) must be below this, or the transfer sets COUNT: the engine's
+# decoder multiplies the counts in 32 bits (cores/tensor_engine/engine.py).
+# No memory holds that many elements.
+ELEMENT_COUNT_LIMIT = 1 << 32
 
 # ---------------------------------------------------------------------------
 # Enumerations
@@ -60,7 +65,7 @@ DTYPES = {           # name: (value, bits, signed, C macro used by the guide)
 }
 
 ERRORS = {           # name: (bit, meaning) -- the error-flag word of the runtime and of the engine
-    "COUNT": (0, "source and destination element counts differ (transfer not executed)"),
+    "COUNT": (0, "source and destination element counts differ, or one reaches 2**32 (transfer not executed)"),
     "RANGE": (1, "an in-bound element addresses memory outside the physical space (treated as out of bound)"),
     "DECODE": (2, "malformed instruction: bad opcode, space, data type, level count (0, or more than the engine's `SoCConfig.te_levels`, at most 8) or length (instruction skipped)"),
     "SPEC": (3, "bad range at run time: stride 0, empty range or more than MAX_LEVELS levels (transfer not issued)"),
@@ -241,6 +246,12 @@ class Transfer:
     proc_en: int = 0
     proc: int = 0
     pad: int = 0
+
+    def count_error(self):
+        """The transfer sets COUNT: its sides' element counts differ, or
+        reach ``ELEMENT_COUNT_LIMIT``."""
+        n = self.dst.element_count()
+        return n != self.src.element_count() or n >= ELEMENT_COUNT_LIMIT
 
 
 @dataclass

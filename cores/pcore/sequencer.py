@@ -210,6 +210,10 @@ class PCORESequencer(Module):
         pc2 = Signal(max=imem_words)
         adv_adv = Signal(max=imem_words)
         push_adv = Signal(max=imem_words)
+        # A LOOP's body of one instruction, and its count above 1: the read
+        # ahead after the push and the level's flags use the same compares.
+        push_one = Signal()
+        push_gt = {k: Signal(name=f"push_gt{k}") for k in cnt_gt}
         start_t, end_t = l_start[top], l_end[top]
         self.comb += [
             pc2.eq(pc + 2),
@@ -226,7 +230,9 @@ class PCORESequencer(Module):
                     adv_adv.eq(start_t)).Else(adv_adv.eq(pc2))
             ),
             # LOOP: its body starts at pc + 1
-            If((pc1 == lend) & (imm > 1), push_adv.eq(pc1)).Else(push_adv.eq(pc2)),
+            push_one.eq(pc1 == lend),
+            *[push_gt[k].eq(imm > k) for k in cnt_gt],
+            If(push_one & push_gt[1], push_adv.eq(pc1)).Else(push_adv.eq(pc2)),
             If(state == IDLE,
                 fetch_adr.eq(self.start_entry)
             ).Elif(state == FETCH,
@@ -259,7 +265,7 @@ class PCORESequencer(Module):
             If(advance & at_end & ~repeat, sp.eq(sp - 1), top.eq(top - 1), below.eq(below - 1)),
             If(loop_op,
                 l_start[sp].eq(pc1), l_end[sp].eq(lend), l_cnt[sp].eq(imm), sp.eq(sp + 1),
-                *[cnt_gt[k][sp].eq(imm > k) for k in cnt_gt], one_body[sp].eq(pc1 == lend),
+                *[cnt_gt[k][sp].eq(push_gt[k]) for k in cnt_gt], one_body[sp].eq(push_one),
                 top.eq(top + 1), below.eq(below + 1),
             ),
         ]

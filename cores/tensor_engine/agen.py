@@ -84,17 +84,19 @@ class AddressGenerator(Module):
     from the candidates of their next values, one per level, in parallel),
     so the decision which slot increments is made of flip-flops alone."""
 
-    def __init__(self, side, cap_of):
+    def __init__(self, side, cap_of, range_of=None):
         self.load = Signal()       # in: start a new walk (side registers stable)
         self.valid = Signal()      # out: an element is presented
         self.ready = Signal()      # in: the element is consumed, advance
         self.addr = Signal(32)
         self.oob = Signal()
+        self.in_range = Signal()   # out (with range_of): range_of(addr).ok, as a register
         self.first = Signal()
         self.last = Signal()
-        self.chunk = Signal()      # in: chunk mode
+        self.chunk = Signal()      # in: chunk mode, taken at load
         self.cap = Signal(8)       # out (chunk mode): elements left in the memory word at addr
-        self.esh = Signal()        # in (chunk mode): log2 of the address units of an element
+        self.esh = Signal()        # in (chunk mode): log2 of the address units of an element, taken at load
+        self.chunk_q = Signal()    # out: the chunk mode of this walk (``chunk`` at the last load)
         self.n = Signal(32)        # out: elements of this advance (1 outside chunk mode)
         self.row_end = Signal()    # out: this advance finishes slot 0
         self.fits = Signal()       # out (chunk mode): the rest of the row lies in the current word (n = rest)
@@ -103,6 +105,17 @@ class AddressGenerator(Module):
         # # #
 
         n = len(side.count)
+        # The mode and the element size are taken at load into this
+        # generator's own flip-flops: they hold for the walk, and the engine's
+        # vector-mode register, which reaches both generators, the vector
+        # path and the element path from one place, no longer starts the
+        # paths into the generator's carry decision and clock enables (the
+        # ULX3S's accel critical paths of three builds at 56.5-58.0 MHz,
+        # 14.2-15.5 of their 17.2-17.7 ns routing; docs/fpga.md, "The
+        # generators' mode from their own flip-flops").
+        chunk = self.chunk_q
+        esh = Signal()
+        self.sync += If(self.load, chunk.eq(self.chunk), esh.eq(self.esh))
         # left[l]: iterations of slot l still to go, the current one included
         # (count .. 1).  A down-counter rather than an index, so "last
         # iteration" is a compare of one register with a constant, not a
@@ -141,7 +154,7 @@ class AddressGenerator(Module):
         fits = fits_r
         self.comb += [
             self.rest.eq(left[0]),
-            self.n.eq(Mux(self.chunk, Mux(fits, left[0], self.cap), 1)),
+            self.n.eq(Mux(chunk, Mux(fits, left[0], self.cap), 1)),
             self.row_end.eq(at_end[0]),
         ]
 
@@ -151,8 +164,8 @@ class AddressGenerator(Module):
         hi_end = [Signal(name=f"hi_end{l}") for l in range(n + 1)]
         self.comb += [hi_end[l].eq(reduce(and_, [one[k] for k in range(1, l)], 1)) for l in range(n + 1)]
         for l in range(n):
-            end = Mux(self.chunk, fits, one[0]) if l == 0 else one[l]
-            incr = Mux(self.chunk, self.n << self.esh, side.step[0]) if l == 0 else side.step[l]
+            end = Mux(chunk, fits, one[0]) if l == 0 else one[l]
+            incr = Mux(chunk, self.n << esh, side.step[0]) if l == 0 else side.step[l]
             self.comb += [
                 at_end[l].eq(end),
                 # ~at_end[l] & every slot below at its end
@@ -165,20 +178,11 @@ class AddressGenerator(Module):
             ]
         self.comb += [If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])) for l in range(n)]
 
-        bound_oob = []
-        for l in range(n):
-            b = Signal((IDX_BITS, True))
-            o = Signal()
-            self.comb += [b.eq(side.bound[l]), o.eq(side.chk[l] & (far[l] | (idx[l] < 0) | (idx[l] >= b)))]
-            bound_oob.append(o)
         limit = Signal((OVL_BITS, True))
-        ovl_oob = Signal()
         self.comb += [
             limit.eq(side.ovl_limit),
-            ovl_oob.eq(side.ovl_en & ((go[0] < 0) | (go[0] >= limit))),
             self.valid.eq(running),
             self.addr.eq(sa[0]),
-            self.oob.eq(reduce(or_, bound_oob) | ovl_oob),
             self.last.eq(reduce(and_, at_end)),
             self.first.eq(reduce(and_, [(side.nbcast <= l) | at0[l] for l in range(n)])),
         ]
@@ -192,7 +196,7 @@ class AddressGenerator(Module):
         # word (not fits), i.e. by cap elements, so its candidate comes from
         # cap_r, not from n.  (In element mode cap and fits are not used.)
         nsa0 = Signal(32)
-        self.comb += nsa0.eq(sa[0] + Mux(self.chunk, cap_r << self.esh, side.step[0]))
+        self.comb += nsa0.eq(sa[0] + Mux(chunk, cap_r << esh, side.step[0]))
         ncap = []
         for k, a in enumerate([side.base, nsa0] + nsa[1:]):
             geo = cap_of(a)
@@ -217,21 +221,77 @@ class AddressGenerator(Module):
             ).Elif(advance & below[0], cap_r.eq(carry_cap), fits_r.eq(fits_of(side.count[0], carry_cap))),
         ]
         self.sync += If(self.load, running.eq(1)).Elif(advance & self.last, running.eq(0))
+        # The bound, overlap and range checks as registers (``oob_l``,
+        # ``ovl_oob``, ``in_range``) that follow the index, the offset and
+        # the address they check, computed like ``cap``: a check of each
+        # candidate of the register's next value in parallel (the value at
+        # load or rewind, which the side registers fix for the walk, and
+        # each level's incremented value), selected as the register is, so
+        # the decision which slot increments reaches only the last
+        # multiplexer and ``oob`` is an OR of flip-flops.  Computed from the
+        # registers themselves, the 34-bit index compares (ORed over the
+        # levels) and the overlap offset's 48-bit compare ran into the
+        # vector path's request queue and the element path's skip in the
+        # clock that uses them (the ULX3S's accel critical path in two
+        # set-aside builds, 16.80 and 18.89 ns); computed after the select of
+        # the next value, the select, the adder and the check in one clock
+        # were (48.74 and 50.56 MHz; docs/fpga.md, "The checks as
+        # registers").
+        oob_l = [Signal(name=f"oob{l}") for l in range(n)]
+        ovl_oob = Signal()
+        self.comb += self.oob.eq(reduce(or_, oob_l) | ovl_oob)
+
+        def kept(expr, name):
+            k = Signal(attr={"keep"}, name=name)
+            self.comb += k.eq(expr)
+            return k
+
+        def carry_of(flags):
+            """The flag of the level that increments (below[0]: one of 1 .. n-1)."""
+            c = Signal()
+            self.comb += [If(sel[l], c.eq(flags[l])) for l in range(1, n)]
+            return c
+
+        def ovl_check(v):
+            return side.ovl_en & ((v < 0) | (v >= limit))
+        ovl_c = [kept(ovl_check(v), f"novl{k}") for k, v in enumerate([side.ovl_start] + ngo)]
+        self.sync += If(self.load, ovl_oob.eq(ovl_c[0])
+            ).Elif(advance & sel[0], ovl_oob.eq(ovl_c[1])
+            ).Elif(advance & below[0], ovl_oob.eq(carry_of([None] + ovl_c[2:])))
+        if range_of is not None:
+            rng = []
+            for k, a in enumerate([side.base, nsa0] + nsa[1:]):
+                m = range_of(a)
+                self.submodules += m
+                rng.append(kept(m.ok, f"nrange{k}"))
+            self.sync += If(self.load, self.in_range.eq(rng[0])
+                ).Elif(advance & sel[0], self.in_range.eq(rng[1])
+                ).Elif(advance & below[0], self.in_range.eq(carry_of([None] + rng[2:])))
         for l in range(n):
+            b = Signal((IDX_BITS, True), name=f"bound{l}")
+            far_inc = Signal(name=f"far_inc{l}")
+            self.comb += [
+                b.eq(side.bound[l]),
+                far_inc.eq(far[l] | (nidx[l][IDX_BITS - 1] != nidx[l][IDX_BITS - 2])),
+            ]
+            # the index's check at its start (fixed for the walk) and after
+            # its increment
+            start_oob = kept(side.chk[l] & ((side.start[l] < 0) | (side.start[l] >= b)),
+                             f"start_oob{l}")
+            inc_oob = kept(side.chk[l] & (far_inc | (nidx[l] < 0) | (nidx[l] >= b)), f"inc_oob{l}")
             self.sync += [
                 If(self.load | (advance & below[l]),
                     one[l].eq(side.count[l] == 1), at0[l].eq(1),
+                    idx[l].eq(side.start[l]), far[l].eq(0), oob_l[l].eq(start_oob),
                 ).Elif(advance & sel[l],
                     one[l].eq(left[l] == 2), at0[l].eq(0),
+                    idx[l].eq(nidx[l]), far[l].eq(far_inc), oob_l[l].eq(inc_oob),
                 ),
                 If(self.load,
-                    left[l].eq(side.count[l]), sa[l].eq(side.base), go[l].eq(side.ovl_start), idx[l].eq(side.start[l]),
-                    far[l].eq(0),
+                    left[l].eq(side.count[l]), sa[l].eq(side.base), go[l].eq(side.ovl_start),
                 ).Elif(advance & sel[l],
                     left[l].eq(left[l] - (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), go[l].eq(ngo[l]),
-                    idx[l].eq(nidx[l]), far[l].eq(far[l] | (nidx[l][IDX_BITS - 1] != nidx[l][IDX_BITS - 2])),
                 ).Elif(advance & below[l],
-                    left[l].eq(side.count[l]), sa[l].eq(carry_sa), go[l].eq(carry_go), idx[l].eq(side.start[l]),
-                    far[l].eq(0),
+                    left[l].eq(side.count[l]), sa[l].eq(carry_sa), go[l].eq(carry_go),
                 )
             ]

@@ -92,6 +92,60 @@ class PCOREMap:
         ]
 
 
+def below_const(x, c):
+    """``x < c`` for an unsigned signal ``x`` and an integer constant ``c``,
+    as logic on the bits of ``x`` (from the top: where ``c`` has a 1, ``x``
+    below it there or equal and below further down; where a 0, equal and
+    below further down): no subtraction on a carry chain, which a compare
+    with a constant would otherwise take."""
+    w = len(x)
+    if c <= 0:
+        return C(0, 1)
+    if c >= 1 << w:
+        return C(1, 1)
+    k = (c & -c).bit_length() - 1          # c's trailing zeros: x's low k bits do not matter
+    r = C(0, 1)
+    for i in range(k, w):
+        r = (~x[i] | r) if (c >> i) & 1 else (~x[i] & r)
+    return r
+
+
+class RangeCheck(Module):
+    """``ok``: the element of side ``sd`` at address ``addr`` lies inside
+    the memory of the side's space (DDR ``ddr_base .. ddr_base+ddr_size-1``,
+    the scratch-pad, the PCORE memories' element addresses, the SPU
+    tables); else the transfer flags RANGE.  Every bound is a constant, so
+    the check is compares of ``addr`` with constants (``below_const``), no
+    carry chain: the generators check each candidate of their next address
+    in parallel and keep the result as a register
+    (``AddressGenerator(range_of=...)``).  An INT16 element (two address
+    units in DDR and the scratch-pad) must fit whole: its last unit is
+    inside too."""
+
+    def __init__(self, sd, addr, ddr_base, ddr_size, scratch_size, private_words, shared_words):
+        self.ok = Signal()
+
+        # # #
+
+        assert ddr_base + ddr_size <= 1 << 32
+        two = Signal()
+        ddr = Signal()
+        scr = Signal()
+        self.comb += [
+            two.eq(sd.dtype == DT["INT16"]),
+            # ddr_base <= addr <= ddr_base + ddr_size - esize
+            ddr.eq(~below_const(addr, ddr_base) & below_const(addr, ddr_base + ddr_size)
+                   & ~(two & (addr == ddr_base + ddr_size - 1))),
+            scr.eq(below_const(addr, scratch_size) & ~(two & (addr == scratch_size - 1))),
+            Case(sd.space, {
+                SPACE["DDR"]: self.ok.eq(ddr),
+                SPACE["SCRATCH"]: self.ok.eq(scr),
+                SPACE["PCORE_PRIVATE"]: self.ok.eq(below_const(addr, private_words)),
+                SPACE["PCORE_SHARED"]: self.ok.eq(below_const(addr, shared_words)),
+                "default": self.ok.eq(below_const(addr, isa.SPU_PROGRAMS * isa.SPU_LOOKUP_SIZE)),
+            })]
+
+
 class TensorEngineCore(Module):
     """The TensorEngine.
 
@@ -223,8 +277,14 @@ class TensorEngineCore(Module):
         nlev = Signal(4)
         bmask = Signal(8)
         lvl = Signal(3)
-        prod = [Signal(64), Signal(64)]
-        ovf = [Signal(), Signal()]
+        # The element counts' product: ``prod`` accumulates the side being
+        # decoded; the destination's (decoded first) moves to ``prod_dst``
+        # when the source's first word is written.  A transfer always
+        # carries both sides, so CHECK compares the two.
+        prod = Signal(32)
+        ovf = Signal()
+        prod_dst = Signal(32)
+        ovf_dst = Signal()
 
         # Slot of the level being decoded: broadcast levels first (innermost).
         lvl_bc = Signal()
@@ -262,33 +322,40 @@ class TensorEngineCore(Module):
         wr_ovl = Signal()          # count: the level is overlapped
 
         # The element count of each side (the product of its level counts,
-        # broadcast levels of the source left out) is multiplied in two
-        # clocks after the count word is taken, from registers (mul_*): the
-        # 64 x 16 products of the count's two halves in the first
-        # (mul_lo/mul_hi), their sum in the second (mul_go2).  The queue's
-        # read, the field and a 64 x 32 multiply in one clock were the
-        # engine's critical path (38 MHz alone on an ECP5), and the 64 x 32
-        # multiply from registers still was (47.6 MHz out of context at 2 x 8
-        # x 4).  A count word is a level's first word and the step word
-        # always follows it, so the next count word comes two clocks after
-        # at the earliest (its product starts a clock later, when this one
-        # has landed) and CHECK three (step, SETTLE): both see the product.
+        # broadcast levels of the source left out) is multiplied in 32 bits
+        # (a count of 2**32 or more is COUNT: isa.ELEMENT_COUNT_LIMIT) in two
+        # clocks after the count word is taken, from registers (mul_*).  The
+        # first clock takes three 16 x 16 products, one MULT18X18D each and
+        # nothing after them: of the product's halves P1:P0 and the count's
+        # C1:C0, P0*C0, P1*C0 and P0*C1; with P1 and C1 both nonzero the
+        # product reaches 2**32 (``mul_big``).  Otherwise one of P1*C0 and
+        # P0*C1 is 0, so the second clock adds P0*C0 and their OR moved up 16
+        # bits: one 48-bit sum, whose bits from 32 up are the overflow.  (A
+        # 64-bit product as two 64 x 16 multiplies took eight MULT18X18D and
+        # an 80-bit carry chain after them in the first clock: the ULX3S's
+        # accel critical path at 59.15 MHz, 16.91 ns.)  A count word is a
+        # level's first word and the step word always follows it, so the
+        # next count word comes two clocks after at the earliest (its product
+        # starts a clock later, when this one has landed) and ELIG three
+        # (step, SETTLE): both see the product.  The sides are decoded one
+        # after the other, so one product register feeds the multipliers,
+        # with no select between the sides' in front of them.
         mul_go = Signal()
         mul_go2 = Signal()
-        mul_side = Signal()
-        mul_side2 = Signal()
         mul_cnt = Signal(32)
-        cur_prod = Signal(64)
-        mul_lo = Signal(80)
-        mul_hi = Signal(80)
-        new_prod = Signal(96)
-        self.comb += [
-            cur_prod.eq(Mux(mul_side, prod[1], prod[0])),
-            new_prod.eq(mul_lo + (mul_hi << 16)),
-        ]
+        mul_00 = Signal(32)
+        mul_10 = Signal(32)
+        mul_01 = Signal(32)
+        mul_big = Signal()
+        new_prod = Signal(49)
+        self.comb += new_prod.eq(mul_00 + ((mul_10 | mul_01) << 16))
         self.sync += [
-            mul_go2.eq(mul_go), mul_side2.eq(mul_side),
-            If(mul_go, mul_lo.eq(cur_prod * mul_cnt[:16]), mul_hi.eq(cur_prod * mul_cnt[16:])),
+            mul_go2.eq(mul_go),
+            If(mul_go,
+                mul_00.eq(prod[:16] * mul_cnt[:16]),
+                mul_10.eq(prod[16:] * mul_cnt[:16]),
+                mul_01.eq(prod[:16] * mul_cnt[16:]),
+                mul_big.eq((prod[16:] != 0) & (mul_cnt[16:] != 0))),
         ]
         chk_mask = Signal(8)
         ovl_mask = Signal(8)
@@ -475,21 +542,22 @@ class TensorEngineCore(Module):
                      for name in ("step", "start", "stride", "bound")],
                 ]
         # The count product's reset is written a clock after the side's
-        # first word too (its first count word comes three words later);
-        # the decoder's other bookkeeping stays in the clock of the word.
+        # first word too (its first count word comes three words later, and
+        # the destination's last product landed the clock before: a count
+        # word is always followed by its step word); the decoder's other
+        # bookkeeping stays in the clock of the word.
         self.sync += [
             If(wr_op["side0"],
-                If(wr_sidesel, prod[1].eq(1), ovf[1].eq(0)).Else(prod[0].eq(1), ovf[0].eq(0))),
+                prod.eq(1), ovf.eq(0),
+                If(wr_sidesel, prod_dst.eq(prod), ovf_dst.eq(ovf))),
             If(fsm.ongoing("HDR"), bad_count.eq(0)),
         ]
         self.sync += [
             mul_go.eq(0),
             If(level_take & (lw == lf["count"]),
                 If(w == 0, bad_count.eq(1)),
-                If(~lvl_bc, mul_go.eq(1), mul_side.eq(sidesel), mul_cnt.eq(w))),
-            If(mul_go2,
-                If(mul_side2, prod[1].eq(new_prod[:64]), ovf[1].eq(ovf[1] | (new_prod[64:] != 0)))
-                .Else(prod[0].eq(new_prod[:64]), ovf[0].eq(ovf[0] | (new_prod[64:] != 0)))),
+                If(~lvl_bc, mul_go.eq(1), mul_cnt.eq(w))),
+            If(mul_go2, prod.eq(new_prod[:32]), ovf.eq(ovf | mul_big | (new_prod[32:] != 0))),
         ]
         for k in range(2):
             self.sync += If(fsm.ongoing("LEVEL") & take & (lvl == 0) & (sidesel == k),
@@ -551,7 +619,7 @@ class TensorEngineCore(Module):
                 bc_copy_next[j].eq((d_dst.count[0] > j) & ~(d_dst.chk[0] & ((idx_j < 0) | (idx_j >= bnd)))),
             ]
         check_ok = Signal()
-        self.comb += check_ok.eq((rem == 0) & ~bad & ~bad_count & ~((prod[0] != prod[1]) | ovf[0] | ovf[1]))
+        self.comb += check_ok.eq((rem == 0) & ~bad & ~bad_count & ~((prod_dst != prod) | ovf_dst | ovf))
         # The eligibility of the decoded sides (their rows' last index
         # against the bound, on carry chains) is registered in ELIG and used
         # in CHECK: in one clock it ran into the broadcast shift's enables of
@@ -575,7 +643,7 @@ class TensorEngineCore(Module):
         fsm.act("CHECK",
             If(rem != 0, NextValue(bad, 1), NextState("SKIP")
             ).Elif(bad | bad_count, err_fsm.eq(ERR["DECODE"]), NextState("HDR")
-            ).Elif((prod[0] != prod[1]) | ovf[0] | ovf[1], err_fsm.eq(ERR["COUNT"]), NextState("HDR")
+            ).Elif((prod_dst != prod) | ovf_dst | ovf, err_fsm.eq(ERR["COUNT"]), NextState("HDR")
             ).Elif(bvok_r, NextValue(d_vmode, 1), NextValue(d_bmode, 1), NextState("READY")
             ).Else(NextValue(d_vmode, vok_r), NextValue(d_bmode, 0), NextState("READY")))
         # Decoded: wait for the executor to take it (hand, in its IDLE state;
@@ -600,30 +668,24 @@ class TensorEngineCore(Module):
         # ------------------------------------------------------------------
         # Each generator keeps chunk mode's cap (the elements left in the
         # memory word at its address) as a register (agen.py: cap_of).
-        self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, vw))
-        self.submodules.dst_gen = dg = AddressGenerator(dst, cap_of=cap_of(dst, vw))
+        limits = dict(ddr_base=ddr_base, ddr_size=ddr_size, scratch_size=config.scratch_size,
+                      private_words=pm.private_words, shared_words=pm.shared_words)
+        self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, vw),
+                                                        range_of=lambda a: RangeCheck(src, a, **limits))
+        self.submodules.dst_gen = dg = AddressGenerator(dst, cap_of=cap_of(dst, vw),
+                                                        range_of=lambda a: RangeCheck(dst, a, **limits))
         self.comb += [sg.load.eq(xfer_go | src_go), dg.load.eq(xfer_go | dst_go),
                       sg.chunk.eq(vmode), dg.chunk.eq(vmode)]
 
         def esize(sd):
             return Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
 
-        def in_range(sd, addr):
-            r = Signal(name_override=None)
-            off = Signal(33)
-            self.comb += [
-                off.eq(Mux(sd.space == SPACE["DDR"], (addr - ddr_base)[:32], addr)),
-                Case(sd.space, {
-                    SPACE["DDR"]: r.eq(off + esize(sd) <= ddr_size),
-                    SPACE["SCRATCH"]: r.eq(off + esize(sd) <= config.scratch_size),
-                    SPACE["PCORE_PRIVATE"]: r.eq(addr < pm.private_words),
-                    SPACE["PCORE_SHARED"]: r.eq(addr < pm.shared_words),
-                    "default": r.eq(addr < isa.SPU_PROGRAMS * isa.SPU_LOOKUP_SIZE),
-                })]
-            return r
+        # The range checks are registers of the generators (``in_range``,
+        # from a RangeCheck of each candidate of the next address: agen.py),
+        # so the skips are ORs of flip-flops.
+        s_in = sg.in_range
+        d_in = dg.in_range
 
-        s_in = in_range(src, sg.addr)
-        d_in = in_range(dst, dg.addr)
         # Broadcast mode: dg.addr is copy 0's address; copy j is at
         # + j * PCORE stride (mod 2**32), i.e. PCORE field hi + j, the same
         # thread and word.  bc_pcores: the PCOREs of the copies not out of
@@ -765,8 +827,10 @@ class TensorEngineCore(Module):
         g_first = Signal()
         g_last = Signal()
         self.comb += [
-            sg_el.eq(~vmode & sg.valid & ~k_valid),
-            dg_el.eq(~vmode & dg.valid & ~g_valid),
+            # the generators' own copies of vmode (taken at their load; a
+            # generator presents elements only while it runs)
+            sg_el.eq(~sg.chunk_q & sg.valid & ~k_valid),
+            dg_el.eq(~dg.chunk_q & dg.valid & ~g_valid),
         ]
         def skid(push, take, valid, k_valid, fields):
             """The element register (``valid``, each field's first signal)
@@ -892,7 +956,7 @@ class TensorEngineCore(Module):
             rd_adr.eq(s_wadr + 1),
             If(hit_hi, raw.eq(Cat(r_lo, bytes_[0])), emit.eq(1), NextState("ELEM")).Else(rd_stb.eq(1)))
         rfsm.act("WAIT", If(te.rvalid, NextState("ELEM")))
-        self.comb += [e_take.eq(emit), sg.ready.eq(Mux(vmode, vec.src_ready, ~k_valid))]
+        self.comb += [e_take.eq(emit), sg.ready.eq(Mux(sg.chunk_q, vec.src_ready, ~k_valid))]
 
         # Source conversion, then the stream processor.
         value = Signal(16)
@@ -961,7 +1025,7 @@ class TensorEngineCore(Module):
         ]
         consume_el = Signal()   # the element (all its bytes) is written or skipped
         pop = Signal()          # the FIFO value is taken (first broadcast copy)
-        self.comb += [f_take.eq(consume_el), dg.ready.eq(Mux(vmode, vec.dst_ready, ~g_valid)), vf.re.eq(pop)]
+        self.comb += [f_take.eq(consume_el), dg.ready.eq(Mux(dg.chunk_q, vec.dst_ready, ~g_valid)), vf.re.eq(pop)]
         self.sync += If(pop, held.eq(vf.dout))
 
         wr_flush = Signal()

@@ -211,8 +211,8 @@ class VectorPath(Module):
         self.done = Signal()       # out: every element of it written
         self.src_done = Signal()   # out: every source word read and unpacked into the element ring
         self.dst_done = Signal()   # out: the destination walked and every word written
-        self.src_ready = Signal()  # out: the source agen advances
-        self.dst_ready = Signal()  # out: the destination agen advances
+        self.src_ready = Signal()  # out: the source agen may advance (read in chunk mode only)
+        self.dst_ready = Signal()  # out: the destination agen may advance (read in chunk mode only)
         self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
         # te port channels as driven by this path (the engine muxes them in
         # and maps a PCORE tag, element address / VW, to pcore/thread/addr):
@@ -254,8 +254,8 @@ class VectorPath(Module):
         self.comb += [
             rq.din.eq(desc.pack(word=sgeo.word, off=sgeo.off, n=sg.n[:8], skip=s_skip,
                                 cont=~s_skip & ~sg.row_end & s_next_in)),
-            rq.we.eq(self.active & sg.valid),
-            self.src_ready.eq(self.active & rq.writable),
+            rq.we.eq(sg.chunk_q & sg.valid),     # the generator's own copy of active
+            self.src_ready.eq(rq.writable),      # read in chunk mode only (engine.py)
         ]
         head = desc.unpack(rq.dout)
 
@@ -371,8 +371,8 @@ class VectorPath(Module):
         self.comb += [
             dq.din.eq(dd.pack(word=dgeo.word, off=dgeo.off, n=dg.n[:8], skip=d_skip,
                               cont=~d_skip & ~dg.row_end & d_next_in, pcores=d_bcast)),
-            dq.we.eq(self.active & dg.valid),
-            self.dst_ready.eq(self.active & dq.writable),
+            dq.we.eq(dg.chunk_q & dg.valid),     # the generator's own copy of active
+            self.dst_ready.eq(dq.writable),      # read in chunk mode only (engine.py)
         ]
         dh = dd.unpack(dq.dout)
 

@@ -458,7 +458,7 @@ def eval_transfer(stmt, dst, src, ctx, source, process=0, pointer_default=None):
                      proc_en=int(stmt.proc is not None), proc=ev(stmt.proc) & 3 if stmt.proc is not None else 0,
                      pad=ev(stmt.src.pad) & 0xFFFF if stmt.src.pad is not None else 0)
     err = b.err
-    if not err and d.space != isa.space("SPU") and d.element_count() != s.element_count():
+    if not err and d.space != isa.space("SPU") and t.count_error():
         err |= 1 << isa.ERRORS["COUNT"][0]
     return t, err
 

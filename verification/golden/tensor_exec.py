@@ -26,8 +26,9 @@ The rules (docs/tensor_semantics.md has the full text):
    destination elements are skipped.
 6. **Broadcast levels** (``bcast_mask``, destination only) do not consume
    elements: each element is written to every index of those levels.
-7. **Element counts** (broadcast levels excluded) must be equal on both sides,
-   otherwise the COUNT error flag is set and nothing is written.
+7. **Element counts** (broadcast levels excluded) must be equal on both sides
+   and below ``isa.ELEMENT_COUNT_LIMIT`` (2**32), otherwise the COUNT error
+   flag is set and nothing is written.
 8. **Values.** The raw source bits (1 or 2 bytes in DDR/SCRATCH, one 16-bit word
    in PCORE, or the PAD field) are truncated to the source type's width and
    extended (sign for INT8/INT16, zero for UINT8).  With PROC(n) the value goes
@@ -240,7 +241,7 @@ class Machine:
         if t.src.space == isa.space("SPU") or max(t.src.nlevels, t.dst.nlevels) > self.te_levels:
             self.errors |= _ERR["DECODE"]
             return
-        if t.dst.element_count() != t.src.element_count():
+        if t.count_error():
             self.errors |= _ERR["COUNT"]
             return
         s_addr, s_oob, _ = side_elements(t.src)

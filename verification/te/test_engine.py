@@ -89,7 +89,7 @@ def _cover(bins, instrs):
                 bins.add("broadcast over PCOREs")
         if t.proc_en:
             bins.add(f"PROC({t.proc})")
-        if t.dst.element_count() != t.src.element_count():
+        if t.count_error():
             bins.add("count mismatch")
 
 
@@ -211,6 +211,24 @@ async def decode_errors(dut):
     assert machine.errors == 1 << isa.ERRORS["COUNT"][0]
     await bench.run(isa.encode(cnt))
     await _check(bench, machine, "count mismatch")
+    # Element counts of 2**32 or more are COUNT too (isa.ELEMENT_COUNT_LIMIT:
+    # the decoder multiplies in 32 bits), equal or not, and whichever way
+    # the 32-bit product overflows: both halves above 16 bits, a carry out
+    # of the sum, or equal to the other side modulo 2**32.
+    def lv(*counts):
+        return [isa.Level(count=c, step=1) for c in counts]
+    big = {"2**16 x 2**16 on both sides": (lv(1 << 16, 1 << 16), lv(1 << 16, 1 << 16)),
+           "3 x 0x60000000 on both sides": (lv(3, 0x6000_0000), lv(0x6000_0000, 3)),
+           "2 x 0x80000001 against 2": (lv(2, 0x8000_0001), lv(2))}
+    for name, (dl, sl) in big.items():
+        t = isa.Transfer(dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0, levels=dl),
+                         src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=0, levels=sl))
+        assert t.count_error()
+        machine.errors = 0
+        machine.run([t])
+        assert machine.errors == 1 << isa.ERRORS["COUNT"][0], name
+        await bench.run(isa.encode(t))
+        await _check(bench, machine, name)
 
 
 @cocotb.test()
