@@ -337,6 +337,26 @@ FLOW_NEXTPNR_OPTS = ("--json", "--lpf", "--textcfg", "--report", "--threads", "-
                      "--package", "--speed", "--timing-allow-fail", "--seed", "--freq")
 
 
+def _option_words(args):
+    """[(option name, [its words])]: each ``--option`` with the words after
+    it that are not options (its value), and an ``--option=value`` alone."""
+    groups = []
+    for a in args:
+        if a.startswith("-") or not groups:
+            groups.append((a.split("=", 1)[0], [a]))
+        else:
+            groups[-1][1].append(a)
+    return groups
+
+
+def merge_nextpnr_args(target_args, given):
+    """The target's nextpnr options (``BoardTarget.nextpnr_args``) without
+    those ``given`` names again, then ``given``, in order."""
+    named = {name for name, _ in _option_words(given)}
+    kept = [w for name, words in _option_words(target_args) if name not in named for w in words]
+    return kept + list(given)
+
+
 # The LiteX clock domains of a board SoC and the configuration field that
 # sets each (sys_ps is sys shifted by 180 degrees).
 CLOCK_FIELDS = {"sys": "sys_clk_freq", "sys_ps": "sys_clk_freq", "accel": "accel_clk_freq"}
@@ -346,11 +366,14 @@ class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
-                 nextpnr_args=(), seed_tries=1, router=None):
+                 nextpnr_args=(), seed_tries=1, router=None, target_nextpnr_args=True):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
-        self.nextpnr_args = list(nextpnr_args)   # appended to nextpnr's command line, as given
+        # appended to nextpnr's command line: the target's options, then
+        # the ones given (--nextpnr-arg), each of which replaces the
+        # target's option of the same name
+        self.nextpnr_args = merge_nextpnr_args(target.nextpnr_args if target_nextpnr_args else (), nextpnr_args)
         for a in self.nextpnr_args:
             opt = a.split("=", 1)[0]
             if opt in FLOW_NEXTPNR_OPTS:
@@ -756,7 +779,8 @@ def cmd_bitstream(args):
         for t in TARGETS.values():
             c = t.config
             print(f"  {t.name:<14} {t.title}; {describe(t, c)}; VexRiscv {t.cpu_variant}; "
-                  f"nextpnr {t.router}, seed {t.seed} (up to {t.seed_tries} seeds)")
+                  f"nextpnr {t.router}" + "".join(f" {a}" for a in t.nextpnr_args)
+                  + f", seed {t.seed} (up to {t.seed_tries} seeds)")
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2
@@ -769,7 +793,8 @@ def cmd_bitstream(args):
         tries = target.seed_tries if args.seed_tries is None else args.seed_tries
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
                            keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or (),
-                           seed_tries=tries, router=args.router)
+                           seed_tries=tries, router=args.router,
+                           target_nextpnr_args=not args.no_target_nextpnr_args)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -812,9 +837,14 @@ def register(groups):
                         "is tried: --seed-tries)")
     p.add_argument("--nextpnr-arg", action="append", metavar="ARG",
                    help="one more argument for nextpnr-ecp5 (repeatable, each word apart; recorded in "
-                        "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat. Paths are "
+                        "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat; after the "
+                        "target's own nextpnr options (--list shows them), an option named here replacing the "
+                        "target's, e.g. --nextpnr-arg=--placer-heap-timingweight --nextpnr-arg=10. Paths are "
                         "relative to build/<board>/gateware, and must stay inside the project (the tools "
                         "are sandboxed)")
+    p.add_argument("--no-target-nextpnr-args", action="store_true",
+                   help="leave out the target's own nextpnr options (--list shows them), e.g. the ULX3S's "
+                        "--tmg-ripup, which routes on for long where timing cannot be met (docs/fpga.md)")
     p.add_argument("--no-tools", action="store_true",
                    help="stop after writing the Verilog, constraints and build script")
     p.set_defaults(func=cmd_bitstream)

@@ -129,7 +129,8 @@ def test_pll_makes_the_clocks_asked_for_or_says_why_not():
     assert sorted((f, m) for _, f, _, m, _ in outputs) == [(30e6, PLL_MARGIN), (30e6, PLL_MARGIN), (60e6, PLL_MARGIN)]
     config = soc.crg.pll.compute_config()      # (as LiteX does when it finalises the PLL)
     assert (config["vco"], config["clko0_div"], config["clko2_div"]) == (600e6, 20, 10)
-    with pytest.raises(ValueError, match=r"cannot make sys 30 MHz and accel 48 MHz .*"
+    # a TargetError: `tsoc bitstream` prints it as an error, not a traceback
+    with pytest.raises(TargetError, match=r"cannot make sys 30 MHz and accel 48 MHz .*"
                        r"the nearest it makes: --set accel_clk_freq=46875000 or 50000000$"):
         target.make_soc(target.config.with_overrides(accel_clk_freq=48_000_000))
 
@@ -638,3 +639,29 @@ def test_the_seed_tries_run_out(monkeypatch):
     assert (build.gateware_dir / "runs.txt").read_text().count("nextpnr") == 1
     with pytest.raises(BuildError, match="--seed-tries 0: at least 1"):
         bitstream.BoardBuild(get("colorlight_i5"), build_dir=BUILD / "seed-zero", seed_tries=0)
+
+
+def test_target_nextpnr_args_come_first_and_a_given_option_replaces_its_own():
+    """A target's nextpnr options (BoardTarget.nextpnr_args) reach nextpnr
+    before --nextpnr-arg; an option given again replaces the target's, value
+    and all, whichever way its value is written; the flow's own options are
+    refused from the target as from the command line."""
+    import dataclasses
+    from tensorsoc.soc import bitstream
+    from tensorsoc.soc.builder import BuildError
+    own = ("--tmg-ripup", "--placer-heap-timingweight", "30")
+    merge = bitstream.merge_nextpnr_args
+    assert merge(own, []) == list(own)
+    assert merge(own, ["--placer-heap-timingweight", "10"]) == ["--tmg-ripup", "--placer-heap-timingweight", "10"]
+    assert merge(own, ["--placer-heap-timingweight=10"]) == ["--tmg-ripup", "--placer-heap-timingweight=10"]
+    assert merge(own, ["--router2-heatmap", "heat map"]) == [*own, "--router2-heatmap", "heat map"]
+    target = dataclasses.replace(get("colorlight_i5"), nextpnr_args=own)
+    build = bitstream.BoardBuild(target, build_dir=BUILD / "target-nextpnr-args",
+                                 nextpnr_args=["--placer-heap-timingweight=10"])
+    assert build.nextpnr_args == ["--tmg-ripup", "--placer-heap-timingweight=10"]
+    build = bitstream.BoardBuild(target, build_dir=BUILD / "target-nextpnr-args", nextpnr_args=["--router2-heatmap", "h"],
+                                 target_nextpnr_args=False)
+    assert build.nextpnr_args == ["--router2-heatmap", "h"]
+    with pytest.raises(BuildError, match="the flow sets nextpnr's --seed itself"):
+        bitstream.BoardBuild(dataclasses.replace(target, nextpnr_args=("--seed", "2")),
+                             build_dir=BUILD / "target-nextpnr-args")

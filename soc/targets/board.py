@@ -60,6 +60,10 @@ class BoardTarget:
     # nextpnr's router (`tsoc bitstream --router` overrides): router2 routes
     # the congested 85F builds of docs/fpga.md where router1 took hours.
     router: str = "router2"
+    # nextpnr options of the target's builds, before any --nextpnr-arg (an
+    # option given there replaces the target's, value and all): what the
+    # target's placement and clocks were measured with (docs/fpga.md).
+    nextpnr_args: tuple = ()
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
     def host_sclk_max(self, mode):

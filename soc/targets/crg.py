@@ -24,6 +24,8 @@ from litex.gen import LiteXModule
 from litex.soc.cores.clock import ECP5PLL
 from litex.soc.integration.doc import ModuleDoc
 
+from tensorsoc.soc.targets.board import TargetError
+
 
 # How far a PLL output may be from the frequency asked for (LiteX's
 # create_clkout margin): 100 ppm, the frequencies the configuration names
@@ -100,7 +102,7 @@ class ECP5CRG(LiteXModule):
                 field = "accel_clk_freq"
                 clocks = f"sys {sys_clk_freq / 1e6:g} MHz and accel {accel_clk_freq / 1e6:g} MHz"
             fix = (f"; the nearest it makes: --set {field}=" + " or ".join(f"{f:.0f}" for f in near)) if near else ""
-            raise ValueError(
+            raise TargetError(
                 f"the ECP5 PLL cannot make {clocks} from the {clkin_freq / 1e6:g} MHz board clock within "
                 f"{PLL_MARGIN * 1e6:g} ppm: every output is one VCO frequency ({pll.vco_freq_range[0] / 1e6:g}-"
                 f"{pll.vco_freq_range[1] / 1e6:g} MHz, a multiple of the board clock / CLKI_DIV, itself at "
