@@ -843,8 +843,8 @@ def register(groups):
                         "relative to build/<board>/gateware, and must stay inside the project (the tools "
                         "are sandboxed)")
     p.add_argument("--no-target-nextpnr-args", action="store_true",
-                   help="leave out the target's own nextpnr options (--list shows them), e.g. the ULX3S's "
-                        "--tmg-ripup, which routes on for long where timing cannot be met (docs/fpga.md)")
+                   help="leave out the target's own nextpnr options (--list shows them; the ULX3S's placer "
+                        "timing weight, docs/fpga.md), e.g. to build with nextpnr's defaults")
     p.add_argument("--no-tools", action="store_true",
                    help="stop after writing the Verilog, constraints and build script")
     p.set_defaults(func=cmd_bitstream)
