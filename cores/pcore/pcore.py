@@ -50,13 +50,23 @@ NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", 
                         "*pcore*_flags", "*pcore_imem", "*pcore_imem_ctl")
 
 
+# The flip-flops yosys must not merge: each lane's copy of its PCORE's op
+# register (``lane_op0`` ..).  yosys merges identical flip-flops whatever
+# their nets' ``keep``, so the attribute goes on the cells driving them.
+KEEP_REGISTERS = ("*lane_op*",)
+
+
 def synthesis_commands(top):
     """yosys commands, run after the sources are read and before
     ``synth_ecp5``, that give the array's memories (``NO_RW_CHECK_MEMORIES``)
-    the ``no_rw_check`` attribute.  (LiteX's Verilog writer has no way to
-    put an attribute on a memory.)"""
+    the ``no_rw_check`` attribute and the flip-flops of
+    ``KEEP_REGISTERS`` the ``keep`` attribute (``proc`` first, so that the
+    flip-flops are cells).  (LiteX's Verilog writer has no way to put an
+    attribute on a memory or a cell.)"""
     return [f"hierarchy -top {top}",
-            "setattr -set no_rw_check 1 " + " ".join(f"m:{p}" for p in NO_RW_CHECK_MEMORIES)]
+            "setattr -set no_rw_check 1 " + " ".join(f"m:{p}" for p in NO_RW_CHECK_MEMORIES),
+            "proc",
+            "setattr -set keep 1 " + " ".join(f"w:{p} %ci1:+[Q]" for p in KEEP_REGISTERS)]
 
 
 class TEPort:
@@ -381,7 +391,12 @@ class PCore(Module):
         opb = operand(s1_b_sel, s1_b_lane, m_vrb, m_b, "opb")
         # Operand registers: the memories' read data and the operand muxes
         # get a clock of their own, the lanes start from flip-flops.
-        r_op = Signal(len(s1["op"]))
+        # the op register once per lane (``lane_op0`` ..): one register read by
+        # every lane of the PCORE was the ULX3S's accel critical path above
+        # 60 MHz, through the lanes' op decoding (shared between them by
+        # yosys) into a far lane (docs/fpga.md, "Each lane its own op
+        # register"); ``synthesis_commands`` keeps the copies apart.
+        r_op = [Signal(len(s1["op"]), name=f"lane_op{i}") for i in range(vw)]
         r_fwd = Signal()
         r_sh = Signal(shift_bits_for(AW))
         # the lanes' predecoded shift controls (lane.shift_controls)
@@ -405,7 +420,7 @@ class PCore(Module):
         self.sync += [
             # the lanes' controls, this PCORE's own (enabled by its valid)
             If(s1_valid,
-                r_op.eq(s1["op"]), r_fwd.eq(s1["fwd"]), r_sh.eq(s1_sh),
+                [r.eq(s1["op"]) for r in r_op], r_fwd.eq(s1["fwd"]), r_sh.eq(s1_sh),
                 If((s1_sh == 0) | (s1["op"] == isa.OP["shl"]),
                     r_rlo.eq(0), r_rhi.eq(0), r_rz.eq(1)
                 ).Else(
@@ -418,6 +433,6 @@ class PCore(Module):
         ]
         for i in range(vw):
             self.specials += Instance(module_name(W, AW), name=f"lane{i}",
-                i_clk=ClockSignal(), i_op=r_op, i_a=r_a[i], i_b=r_b[i], i_mb=r_mb[i],
+                i_clk=ClockSignal(), i_op=r_op[i], i_a=r_a[i], i_b=r_b[i], i_mb=r_mb[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
                 i_sh=r_sh, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

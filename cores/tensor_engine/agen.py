@@ -197,17 +197,28 @@ class AddressGenerator(Module):
         # cap_r, not from n.  (In element mode cap and fits are not used.)
         nsa0 = Signal(32)
         self.comb += nsa0.eq(sa[0] + Mux(chunk, cap_r << esh, side.step[0]))
+
+        def kept(expr, name, width=1):
+            """``expr`` in a signal yosys keeps: one computation per
+            candidate in parallel, not one behind the select (yosys would
+            share them otherwise)."""
+            k = Signal(width, attr={"keep"}, name=name)
+            self.comb += k.eq(expr)
+            return k
+
+        def carry_of(cands, width=1):
+            """``cands[l]`` of the level l that increments when slot 0
+            rewinds (below[0]: one of 1 .. n-1; cands[0] is not read)."""
+            c = Signal(width)
+            self.comb += [If(sel[l], c.eq(cands[l])) for l in range(1, n)]
+            return c
+
         ncap = []
         for k, a in enumerate([side.base, nsa0] + nsa[1:]):
             geo = cap_of(a)
             self.submodules += geo
-            # kept: one cap computation per candidate in parallel, not
-            # one behind the select (yosys would share them otherwise)
-            c = Signal(8, attr={"keep"}, name=f"ncap{k}")
-            self.comb += c.eq(geo.cap)
-            ncap.append(c)
-        carry_cap = Signal(8)
-        self.comb += [If(sel[l], carry_cap.eq(ncap[1 + l])) for l in range(n)]
+            ncap.append(kept(geo.cap, f"ncap{k}", 8))
+        carry_cap = carry_of([None] + ncap[2:], 8)
         # fits follows left[0] and cap: at load and when slot 0 rewinds,
         # slot 0's count against the new cap; when slot 0 increments in
         # chunk mode, what is left after cap elements against the next cap.
@@ -240,17 +251,6 @@ class AddressGenerator(Module):
         oob_l = [Signal(name=f"oob{l}") for l in range(n)]
         ovl_oob = Signal()
         self.comb += self.oob.eq(reduce(or_, oob_l) | ovl_oob)
-
-        def kept(expr, name):
-            k = Signal(attr={"keep"}, name=name)
-            self.comb += k.eq(expr)
-            return k
-
-        def carry_of(flags):
-            """The flag of the level that increments (below[0]: one of 1 .. n-1)."""
-            c = Signal()
-            self.comb += [If(sel[l], c.eq(flags[l])) for l in range(1, n)]
-            return c
 
         def ovl_check(v):
             return side.ovl_en & ((v < 0) | (v >= limit))

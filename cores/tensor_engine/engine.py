@@ -92,6 +92,13 @@ class PCOREMap:
         ]
 
 
+def esize(sd):
+    """The size of side ``sd``'s element in address units: 2 for INT16 in
+    DDR and the scratch-pad (byte addresses), else 1 (the PCORE memories
+    and the SPU tables hold an element per address)."""
+    return Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
+
+
 def below_const(x, c):
     """``x < c`` for an unsigned signal ``x`` and an integer constant ``c``,
     as logic on the bits of ``x`` (from the top: where ``c`` has a 1, ``x``
@@ -132,7 +139,7 @@ class RangeCheck(Module):
         ddr = Signal()
         scr = Signal()
         self.comb += [
-            two.eq(sd.dtype == DT["INT16"]),
+            two.eq(esize(sd) == 2),
             # ddr_base <= addr <= ddr_base + ddr_size - esize
             ddr.eq(~below_const(addr, ddr_base) & below_const(addr, ddr_base + ddr_size)
                    & ~(two & (addr == ddr_base + ddr_size - 1))),
@@ -676,9 +683,6 @@ class TensorEngineCore(Module):
                                                         range_of=lambda a: RangeCheck(dst, a, **limits))
         self.comb += [sg.load.eq(xfer_go | src_go), dg.load.eq(xfer_go | dst_go),
                       sg.chunk.eq(vmode), dg.chunk.eq(vmode)]
-
-        def esize(sd):
-            return Mux((sd.dtype == DT["INT16"]) & (sd.space <= SPACE["SCRATCH"]), 2, 1)
 
         # The range checks are registers of the generators (``in_range``,
         # from a RangeCheck of each candidate of the next address: agen.py),
