@@ -225,6 +225,7 @@ def parse_hold_violations(text):
 POLL_S = 5
 PROGRESS_EVERY_S = 60
 _ROUTER2_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+_ROUTER2_TMGFAIL = re.compile(r"tmgfail=(\d+)")
 # router1's progress table: iterations | ripped-up, routed | delta | arcs remaining | times
 _ROUTER1_ROW = re.compile(r"^Info:\s+(\d+) \|\s+(\d+)\s+\d+ \|\s+\d+\s+\d+ \|\s+(\d+)\|")
 _ROUTER1_ARCS = re.compile(r"^Info: Routing (\d+) arcs\.")
@@ -260,6 +261,34 @@ def router2_diverging(iters, after=ROUTER2_AFTER, window=ROUTER2_WINDOW, factor=
     return None
 
 
+# With --tmg-ripup router2 goes on after the design has routed, ripping up
+# the nets of arcs that fail their slack; nextpnr 0.11 has no limit on it.
+# On the ULX3S builds of docs/fpga.md ("nextpnr's timing-driven options")
+# it ended within 20 iterations of the first iteration without overused
+# wires at seed 4 (routed at 80-85, stopped at 97-104, met or not), and at
+# seed 5 went on for 265-530 iterations at 0-3 overused wires with its
+# failing arcs flat (266-277).  It is taken as stalled when, for
+# TMG_RIPUP_PATIENCE iterations after the first without overused wires,
+# its failing arcs have not gone below their fewest before them.
+TMG_RIPUP_PATIENCE = 60
+
+
+def tmg_ripup_stalled(iters, patience=TMG_RIPUP_PATIENCE):
+    """None, or why router2's timing-driven rip-up (``iters``: [(iteration,
+    overused wires, arcs failing their slack)], in order, as router2 logs
+    them with ``--tmg-ripup``) is taken as stalled."""
+    routed = next((k for k, (_, over, _) in enumerate(iters) if over == 0), None)
+    if routed is None or iters[-1][0] - iters[routed][0] < patience:
+        return None
+    window = [t for t in iters[routed:] if t[0] > iters[-1][0] - patience]
+    before = [f for it, _, f in iters[routed:] if it <= iters[-1][0] - patience]
+    if min(f for _, _, f in window) < min(before):
+        return None
+    return (f"router2's timing-driven rip-up (--tmg-ripup) is not converging: the design routed at "
+            f"iteration {iters[routed][0]}, and in iterations {window[0][0]}-{iters[-1][0]} at least "
+            f"{min(f for _, _, f in window)} arcs failed their slack, against {min(before)} before.")
+
+
 class FlowWatch:
     """Follows the build log as it grows: the tool and step running, and
     router2's overused wires per iteration."""
@@ -268,6 +297,7 @@ class FlowWatch:
         self.tool = "yosys"
         self.step = ""
         self.router = []        # router2: [(iteration, overused wires)]
+        self.tmg = []           # router2 with --tmg-ripup: [(iteration, overused wires, failing arcs)]
         self.router1 = None     # router1: (iterations, arcs ripped up, arcs remaining)
         self.arcs = 0           # router1: arcs to route
         self._partial = ""
@@ -282,6 +312,8 @@ class FlowWatch:
         m = _ROUTER2_ITER.search(line)
         if m:
             self.router.append((int(m.group(1)), int(m.group(2))))
+            if (f := _ROUTER2_TMGFAIL.search(line)):
+                self.tmg.append((int(m.group(1)), int(m.group(2)), int(f.group(1))))
             self.tool, self.step = "nextpnr", "routing"
             return
         if self.step == "routing" and (m := _ROUTER1_ROW.match(line)):
@@ -546,7 +578,7 @@ class BoardBuild(SoCBuild):
                         last_report = now
                         self.log(f"[fpga] {_minutes(now - t0)}: {watch.status()}")
                     if not self.keep_routing:
-                        stopped = router2_diverging(watch.router)
+                        stopped = router2_diverging(watch.router) or tmg_ripup_stalled(watch.tmg)
                         if stopped:
                             os.killpg(proc.pid, signal.SIGTERM)
                             proc.wait()
@@ -567,9 +599,12 @@ class BoardBuild(SoCBuild):
                     name, start, end, _ = parts
                     times[name] = times.get(name, 0.0) + float(end) - float(start)
         if stopped:
-            raise RoutingDiverged(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} This "
-                                  f"placement congests; try another --seed (docs/fpga.md, \"Measured builds\"), "
-                                  f"or --keep-routing to let router2 go on. Full log: {self.log_file}",
+            advice = ("This placement does not meet its clocks with the timing-driven rip-up; try another "
+                      "--seed or leave --tmg-ripup out (docs/fpga.md, \"nextpnr's timing-driven options\")"
+                      if "rip-up" in stopped else
+                      "This placement congests; try another --seed (docs/fpga.md, \"Measured builds\")")
+            raise RoutingDiverged(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} "
+                                  f"{advice}, or --keep-routing to let router2 go on. Full log: {self.log_file}",
                                   why=stopped, times=times)
         if proc.returncode:
             tail = "".join(self.log_file.read_text().splitlines(True)[-25:])
@@ -833,8 +868,9 @@ def register(groups):
                         "left once a minute; the divergence stop and --seed-tries apply to router2 only")
     p.add_argument("--keep-routing", action="store_true",
                    help="let nextpnr's router2 go on when it diverges (by default nextpnr is stopped once its "
-                        "overused wires have stayed above twice their fewest for 20 iterations, and the next seed "
-                        "is tried: --seed-tries)")
+                        "overused wires have stayed above twice their fewest for 20 iterations, or, with "
+                        "--tmg-ripup, once the design has routed and its arcs failing their slack have not "
+                        "gone below their fewest for 60 iterations; the next seed is tried: --seed-tries)")
     p.add_argument("--nextpnr-arg", action="append", metavar="ARG",
                    help="one more argument for nextpnr-ecp5 (repeatable, each word apart; recorded in "
                         "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat; after the "

@@ -432,6 +432,30 @@ def test_router2_diverging():
     assert router2_diverging([(i, 10) for i in range(1, 40)] + [(i, 90) for i in range(40, 100)]) is None
 
 
+def test_tmg_ripup_stalled():
+    """--tmg-ripup's rip-up after the design routed: stopped when its
+    failing arcs stay flat for TMG_RIPUP_PATIENCE iterations (seed 5 of
+    docs/fpga.md's builds), not while they fall or before the design routes."""
+    from tensorsoc.soc.bitstream import FlowWatch, TMG_RIPUP_PATIENCE as P, tmg_ripup_stalled
+    congesting = [(i, 500 - i, 0) for i in range(1, 200)]
+    assert tmg_ripup_stalled(congesting) is None
+    routed_at = 189
+    flat = ([(i, 300 - i, 0) for i in range(1, routed_at)]
+            + [(i, i % 3 if i > routed_at else 0, 266 + i % 12) for i in range(routed_at, 500)])
+    first = next(n for n in range(1, len(flat) + 1) if tmg_ripup_stalled(flat[:n]))
+    # the fewest failing arcs (266) first at iteration 192, then never fewer
+    assert flat[first - 1][0] == 192 + P
+    why = tmg_ripup_stalled(flat[:first])
+    assert f"routed at iteration {routed_at}" in why and "at least 266 arcs" in why and "--tmg-ripup" in why
+    # still improving: one fewer failing arc every 10 iterations
+    falling = [(i, 0, 400 - (i - routed_at) // 10) for i in range(routed_at, routed_at + 300)]
+    assert all(tmg_ripup_stalled(falling[:n]) is None for n in range(1, len(falling) + 1))
+    watch = FlowWatch()
+    watch.feed("Info:     iter=190 wires=51 overused=0 overuse=0 tmgfail=271 archfail=NA\n"
+               "Info:     iter=191 wires=51 overused=2 overuse=2 archfail=NA\n")
+    assert watch.router == [(190, 0), (191, 2)] and watch.tmg == [(190, 0, 271)]
+
+
 def test_flow_watch_follows_the_log():
     """The progress line follows yosys's steps, nextpnr's placement and
     router2's iterations, from a log read in pieces that split lines."""
