@@ -118,6 +118,28 @@ class PCORESequencer(Module):
         one_body = Array(Signal(name=f"loop_one{i}") for i in range(isa.LOOP_DEPTH))
         dec = Signal()                            # the top loop's count is one less than l_cnt holds
         dec_level = Signal(max=isa.LOOP_DEPTH)
+        # The top level's and the one below's start, end and flags, copied
+        # into registers of their own (``LoopLevel``) as levels are pushed,
+        # popped and decremented: the read-ahead address reads flip-flops,
+        # not a multiplexer of the levels behind ``top`` (at 64.29 MHz with
+        # each lane its own op register, the ULX3S's accel critical path ran
+        # from ``top`` through ``one_body[top]`` and the count flags into
+        # the instruction memory's address, 15.76 ns, 12.23 routing;
+        # docs/fpga.md, "The loop stack's top as registers").  ``below2``
+        # indexes the level that becomes ``below`` at a pop.
+        below2 = Signal(max=isa.LOOP_DEPTH, reset=isa.LOOP_DEPTH - 3)
+
+        def level_regs(name):
+            return {"start": Signal(max=imem_words, name=f"{name}_start"),
+                    "end": Signal(isa.LOOP_END_BITS, name=f"{name}_end"),
+                    "one": Signal(name=f"{name}_one"),
+                    **{k: Signal(name=f"{name}_gt{k}") for k in (1, 2, 3)}}
+        tl, bl = level_regs("loop_top"), level_regs("loop_below")
+
+        def level_of(i):
+            """The stored fields of level ``i`` (an index signal)."""
+            return {"start": l_start[i], "end": l_end[i], "one": one_body[i],
+                    **{k: cnt_gt[k][i] for k in (1, 2, 3)}}
 
         # The instruction register.  The issue decision reads flip-flops,
         # not the instruction memory's output (5.83 ns after the clock on
@@ -177,11 +199,11 @@ class PCORESequencer(Module):
             stall.eq((slot == 0) & (wait != 0) & reads_acc & ~forward),
             last.eq(Mux(short, slot == isa.CHAIN_SLOTS - 1, slot == last_slot)),
             issue.eq(run & ~is_scalar & ~stall),
-            at_end.eq((sp != 0) & (pc == l_end[top])),
-            again.eq(Mux(dec, cnt_gt[2][top], cnt_gt[1][top])),
+            at_end.eq((sp != 0) & (pc == tl["end"])),
+            again.eq(Mux(dec, tl[2], tl[1])),
             repeat.eq(at_end & again),
             pc1.eq(pc + 1),
-            If(repeat, pc_adv.eq(l_start[top])).Else(pc_adv.eq(pc1)),
+            If(repeat, pc_adv.eq(tl["start"])).Else(pc_adv.eq(pc1)),
             pc_next.eq(pc),
             advance.eq(0),
             push.eq(0),
@@ -214,17 +236,17 @@ class PCORESequencer(Module):
         # ahead after the push and the level's flags use the same compares.
         push_one = Signal()
         push_gt = {k: Signal(name=f"push_gt{k}") for k in cnt_gt}
-        start_t, end_t = l_start[top], l_end[top]
+        start_t, end_t = tl["start"], tl["end"]
         self.comb += [
             pc2.eq(pc + 2),
             If(repeat,
                 # back to the loop's start: again at its end only with a one-instruction body
-                If(one_body[top] & Mux(dec, cnt_gt[3][top], cnt_gt[2][top]),
+                If(tl["one"] & Mux(dec, tl[3], tl[2]),
                     adv_adv.eq(start_t)).Else(adv_adv.eq(start_t + 1))
             ).Elif(at_end,
                 # the loop ends: pc + 1 in the loop below, if any (no decrement pending there)
-                If((sp > 1) & (pc1 == l_end[below]) & cnt_gt[1][below],
-                    adv_adv.eq(l_start[below])).Else(adv_adv.eq(pc2))
+                If((sp > 1) & (pc1 == bl["end"]) & bl[1],
+                    adv_adv.eq(bl["start"])).Else(adv_adv.eq(pc2))
             ).Else(
                 If((sp != 0) & (pc1 == end_t) & again,
                     adv_adv.eq(start_t)).Else(adv_adv.eq(pc2))
@@ -256,17 +278,37 @@ class PCORESequencer(Module):
         # post-increments below; docs/fpga.md, "The sequencer's decision
         # from its own block RAM".)
         loop_op = Signal()
-        self.comb += loop_op.eq(run & is_scalar & (sop == isa.SOP["loop"]))
+        pop = Signal()
+        self.comb += [loop_op.eq(run & is_scalar & (sop == isa.SOP["loop"])),
+                      pop.eq(advance & at_end & ~repeat)]
+        # the decremented level's count flags (the top level's: a decrement
+        # lands the clock after a repeat, which neither pushes nor pops)
+        dec_gt = {k: Signal(name=f"dec_gt{k}") for k in cnt_gt}
+        self.comb += [dec_gt[k].eq(l_cnt[dec_level] > k + 1) for k in cnt_gt]
+        pushed = {"start": pc1, "end": lend, "one": push_one, **push_gt}
         self.sync += [
             dec.eq(advance & repeat),
             dec_level.eq(top),
             If(dec, l_cnt[dec_level].eq(l_cnt[dec_level] - 1),
-                *[cnt_gt[k][dec_level].eq(l_cnt[dec_level] > k + 1) for k in cnt_gt]),
-            If(advance & at_end & ~repeat, sp.eq(sp - 1), top.eq(top - 1), below.eq(below - 1)),
+                *[cnt_gt[k][dec_level].eq(dec_gt[k]) for k in cnt_gt]),
+            If(pop, sp.eq(sp - 1), top.eq(top - 1), below.eq(below - 1), below2.eq(below2 - 1)),
             If(loop_op,
                 l_start[sp].eq(pc1), l_end[sp].eq(lend), l_cnt[sp].eq(imm), sp.eq(sp + 1),
                 *[cnt_gt[k][sp].eq(push_gt[k]) for k in cnt_gt], one_body[sp].eq(push_one),
-                top.eq(top + 1), below.eq(below + 1),
+                top.eq(top + 1), below.eq(below + 1), below2.eq(below2 + 1),
+            ),
+            # the copies: a push moves the top below (with a decrement that
+            # lands now), a pop moves the one below up and reads the next
+            # lower level from the stack (a level that no longer changes)
+            If(loop_op,
+                *[tl[f].eq(v) for f, v in pushed.items()],
+                *[bl[f].eq(tl[f]) for f in ("start", "end", "one")],
+                *[bl[k].eq(Mux(dec, dec_gt[k], tl[k])) for k in cnt_gt],
+            ).Elif(pop,
+                *[tl[f].eq(bl[f]) for f in tl],
+                *[bl[f].eq(v) for f, v in level_of(below2).items()],
+            ).Elif(dec,
+                *[tl[k].eq(dec_gt[k]) for k in cnt_gt],
             ),
         ]
 
@@ -321,6 +363,7 @@ class PCORESequencer(Module):
                     If(self.start_nt < isa.MIN_SLOTS, last_slot.eq(isa.MIN_SLOTS - 1)
                     ).Else(last_slot.eq(self.start_nt - 1)),
                     slot.eq(0), sp.eq(0), top.eq(isa.LOOP_DEPTH - 1), below.eq(isa.LOOP_DEPTH - 2),
+                    below2.eq(isa.LOOP_DEPTH - 3),
                     self.cycles.eq(0), self.vops.eq(0), self.macs.eq(0),
                 )
             ).Elif(state == FETCH,

@@ -2,7 +2,7 @@
 
 Every vector operation with random operand kinds (registers, private and
 shared vectors and broadcasts, zero), random destinations, post-increments,
-a hardware loop, then all registers, the accumulator and the flags stored to
+hardware loops (one, and nested ones), then all registers, the accumulator and the flags stored to
 private memory so that any difference becomes visible.  Programs the ISS
 traps (an address leaving its space) are drawn again.
 """
@@ -84,6 +84,25 @@ def _program(rng, config, length, chains=False):
         start = len(words) + 1
         words.append(isa.encode_scalar("loop", imm=int(rng.integers(1, 6)), loop_end=start + n_body - 1))
         words += [isa.encode_scalar("adda", 6, imm=1)] * n_body
+    # Loops nested 2 to LOOP_DEPTH deep, each body scalars and vector adds
+    # around the next loop: the loop stack's pushes and pops, an inner loop
+    # ending the instruction before its enclosing loop's end, an outer loop
+    # starting with the inner one (the sequencer's copies of its top and
+    # next-lower levels: cores/pcore/sequencer.py).
+    r7 = isa.Operand(isa.K_REG, 7)
+
+    def step():
+        if rng.random() < 0.5:
+            return isa.encode_vector("add", r7, r7, isa.Operand(isa.K_REG, int(rng.integers(0, 7))))
+        return isa.encode_scalar("adda", 6, imm=1)
+
+    def nest(depth, at):
+        pre = [step() for _ in range(int(rng.integers(0, 2)))]
+        inner = nest(depth - 1, at + 1 + len(pre)) if depth > 1 else []
+        post = [step() for _ in range(int(rng.integers(1, 3)))]
+        body = pre + inner + post
+        return [isa.encode_scalar("loop", imm=int(rng.integers(1, 4)), loop_end=at + len(body))] + body
+    words += nest(int(rng.integers(2, isa.LOOP_DEPTH + 1)), len(words))
     # Dump the thread state.
     p7 = isa.Operand(isa.K_PRIV, 7, True)
     for r in range(isa.NUM_VREGS):
