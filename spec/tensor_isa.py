@@ -527,6 +527,7 @@ def c_header():
     L.append(f"#define ZTAM_LEVEL_WORDS {LEVEL_WORDS}")
     L.append(f"#define ZTAM_LEVEL_SHORT_WORDS {LEVEL_SHORT_WORDS}")
     L.append(f"#define ZTAM_XFER_MAX_WORDS {TRANSFER_HEADER_WORDS + 2 * (SIDE_HEADER_WORDS + MAX_LEVELS * LEVEL_WORDS)}")
+    L.append(f"#define ZTAM_ELEMENT_COUNT_LIMIT {ELEMENT_COUNT_LIMIT}ull  /* a side's element count reaching it is COUNT */")
     L.append(f"#define ZTAM_EXE_WORDS {EXE_WORDS}")
     L.append(f"#define ZTAM_CALLBACK_WORDS {CALLBACK_WORDS}")
     L.append(f"#define ZTAM_LOG_WORDS {LOG_WORDS}")

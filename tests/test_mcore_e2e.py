@@ -232,3 +232,52 @@ def test_rv32_build_compiles(tmp_path, run_host, soc_build):
         objs.append(obj)
     r = subprocess.run(["riscv64-unknown-elf-nm", str(tmp_path / "ctx_rv32.o")], capture_output=True, text=True)
     assert "T ztam_platform_ctx_switch" in r.stdout
+
+
+COUNT_PROGRAM = r"""
+#include <stdio.h>
+#include "ztam.h"
+
+/* 1 when the runtime flags COUNT for DDR[0:n0-1][0:n1-1] -> SCRATCH[0:m0-1][0:m1-1] */
+static int count_error(int32_t n0, int32_t n1, int32_t m0, int32_t m1)
+{
+    ztam_xfer_t x;
+    ztamClearErrors();
+    ztamXferInit(&x, 0, 0, 0, 0, 0);
+    ztamSideInit(&x, &x.dst, ZTAM_SPACE_SCRATCH, ZTAM_DTYPE_UINT8, 0);
+    ztamSideDim(&x, &x.dst, 0, 0, 1, m0 - 1, m0, 1, 0);
+    ztamSideDim(&x, &x.dst, 1, 0, 1, m1 - 1, m1, m0, 0);
+    ztamSideInit(&x, &x.src, ZTAM_SPACE_DDR, ZTAM_DTYPE_UINT8, 0);
+    ztamSideDim(&x, &x.src, 0, 0, 1, n0 - 1, n0, 1, 0);
+    ztamSideDim(&x, &x.src, 1, 0, 1, n1 - 1, n1, n0, 0);
+    ztamIssueXfer(&x);
+    return (ztamErrors() & ZTAM_ERR_COUNT) != 0;
+}
+
+int main(void)
+{
+    printf("%d %d %d %d %d\n", count_error(65536, 65536, 65536, 65536), count_error(65536, 65535, 65536, 65535),
+           count_error(65536, 65536, 1, 1), count_error(2, 3, 3, 2), count_error(2, 3, 2, 2));
+    return 0;
+}
+"""
+
+
+def test_runtime_count_error_as_the_engine(tmp_path):
+    """The runtime flags COUNT as the TensorEngine and the executor do
+    (spec/tensor_isa.py, Transfer.count_error): counts that differ, or a
+    count of 2**32 or more, which 32-bit arithmetic would wrap to 0 on both
+    sides (65536 x 65536) and let through."""
+    if not shutil.which("gcc"):
+        pytest.skip("host gcc not installed")
+    src, exe = tmp_path / "count.c", tmp_path / "count"
+    src.write_text(COUNT_PROGRAM)
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", f"-I{RUNTIME}", str(src),
+                    str(RUNTIME / "ztam.c"), str(RUNTIME / "platform" / "host.c"), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    flagged = [int(v) for v in r.stdout.split()]
+    big = isa.Side(space=0, dtype=0, base=0, levels=[isa.Level(count=65536), isa.Level(count=65536)])
+    assert isa.Transfer(dst=big, src=big).count_error()
+    assert flagged == [1, 0, 1, 0, 1]

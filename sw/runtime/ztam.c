@@ -230,6 +230,22 @@ uint32_t ztamSideCount(const ztam_side_t *s)
     return n;
 }
 
+/* A side's element count, or ZTAM_ELEMENT_COUNT_LIMIT once it reaches it:
+ * each level's count is below 2**31 and the product stops at the limit, so
+ * nothing wraps (ztamSideCount's 32 bits do: 65536 x 65536 is 0 there). */
+static uint64_t side_count_limited(const ztam_side_t *s)
+{
+    uint32_t i;
+    uint64_t n = 1;
+    for (i = 0; i < s->nlevels; i++)
+        if (!((s->bcast_mask >> i) & 1u)) {
+            n *= s->levels[i].count;
+            if (n >= ZTAM_ELEMENT_COUNT_LIMIT)
+                return ZTAM_ELEMENT_COUNT_LIMIT;
+        }
+    return n;
+}
+
 void ztamIssueXfer(ztam_xfer_t *x)
 {
     uint32_t w[ZTAM_XFER_MAX_WORDS];
@@ -238,7 +254,10 @@ void ztamIssueXfer(ztam_xfer_t *x)
         errors |= x->err;
         return;
     }
-    if (x->dst.space != ZTAM_SPACE_SPU && ztamSideCount(&x->dst) != ztamSideCount(&x->src)) {
+    /* COUNT as the TensorEngine sets it (spec/tensor_isa.py, Transfer.count_error) */
+    if (x->dst.space != ZTAM_SPACE_SPU
+        && (side_count_limited(&x->dst) != side_count_limited(&x->src)
+            || side_count_limited(&x->dst) >= ZTAM_ELEMENT_COUNT_LIMIT)) {
         errors |= ZTAM_ERR_COUNT;
         return;
     }

@@ -11,6 +11,7 @@
 #define ZTAM_LEVEL_WORDS 5
 #define ZTAM_LEVEL_SHORT_WORDS 2
 #define ZTAM_XFER_MAX_WORDS 92
+#define ZTAM_ELEMENT_COUNT_LIMIT 4294967296ull  /* a side's element count reaching it is COUNT */
 #define ZTAM_EXE_WORDS 2
 #define ZTAM_CALLBACK_WORDS 3
 #define ZTAM_LOG_WORDS 1
