@@ -185,7 +185,7 @@ BUDGETS = {
     "pcore_array":     {"LUT": 31_300, "FF": 15_600, "DPR16X4": 290, "DP16KD": 101, "MULT18X18D": 32},
     "tensor_engine":   {"LUT": 20_200, "FF": 11_800, "DPR16X4": 330, "DP16KD": 68, "MULT18X18D": 6},
     "host_port":       {"LUT": 3_250, "FF": 1_610, "DPR16X4": 60, "DP16KD": 2, "MULT18X18D": 0},
-    "pcore_sequencer": {"LUT": 2_500, "FF": 740, "DPR16X4": 0, "DP16KD": 3, "MULT18X18D": 0},
+    "pcore_sequencer": {"LUT": 2_500, "FF": 820, "DPR16X4": 0, "DP16KD": 3, "MULT18X18D": 0},
     "te_agen":         {"LUT": 4_600, "FF": 1_320, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
     "te_spu":          {"LUT": 150, "FF": 110, "DPR16X4": 0, "DP16KD": 2, "MULT18X18D": 1},
     "te_fetch":        {"LUT": 360, "FF": 240, "DPR16X4": 0, "DP16KD": 0, "MULT18X18D": 0},
