@@ -245,15 +245,26 @@ ROUTER2_AFTER = 40
 ROUTER2_WINDOW = 20
 ROUTER2_FACTOR = 2.0
 ROUTER2_FLOOR = 100
+# Below the floor router2 can also circle without routing: with
+# --tmg-ripup at a tight constraint a build came to 2 overused wires at
+# iteration 412 and was at 2-7 at iteration 640, ripping up hundreds of
+# arcs that failed their slack meanwhile (docs/fpga.md, "nextpnr's
+# timing-driven options").  It is taken as stalled when its fewest overused
+# wires are not 0 and have not gone lower for ROUTER2_STALL iterations; the
+# builds that routed did within 60 iterations of their last new fewest.
+ROUTER2_STALL = 150
 
 
 def router2_diverging(iters, after=ROUTER2_AFTER, window=ROUTER2_WINDOW, factor=ROUTER2_FACTOR,
-                      floor=ROUTER2_FLOOR):
+                      floor=ROUTER2_FLOOR, stall=ROUTER2_STALL):
     """None, or why router2's run (``iters``: [(iteration, overused wires)],
-    in order) is taken as diverging."""
+    in order) is taken as diverging, or as stalled short of routing."""
     if len(iters) < window or iters[-1][0] < after:
         return None
     best_it, best = min(iters, key=lambda t: (t[1], t[0]))
+    if best > 0 and iters[-1][0] - best_it >= stall:
+        return (f"router2 is not converging: its fewest overused wires, {best} at iteration {best_it}, "
+                f"have not gone lower in the {iters[-1][0] - best_it} iterations since.")
     recent = min(o for _, o in iters[-window:])
     if recent > floor and recent > factor * best:
         return (f"router2 is not converging: at least {recent} overused wires in each of iterations "
@@ -868,7 +879,8 @@ def register(groups):
                         "left once a minute; the divergence stop and --seed-tries apply to router2 only")
     p.add_argument("--keep-routing", action="store_true",
                    help="let nextpnr's router2 go on when it diverges (by default nextpnr is stopped once its "
-                        "overused wires have stayed above twice their fewest for 20 iterations, or, with "
+                        "overused wires have stayed above twice their fewest for 20 iterations, or their fewest "
+                        "has not fallen for 150 iterations without reaching 0, or, with "
                         "--tmg-ripup, once the design has routed and its arcs failing their slack have not "
                         "gone below their fewest for 60 iterations; the next seed is tried: --seed-tries)")
     p.add_argument("--nextpnr-arg", action="append", metavar="ARG",

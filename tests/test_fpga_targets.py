@@ -430,6 +430,14 @@ def test_router2_diverging():
     assert "against 762 at iteration 29" in why and "not converging" in why
     # below the floor (the endgame of a converging run) nothing is stopped
     assert router2_diverging([(i, 10) for i in range(1, 40)] + [(i, 90) for i in range(40, 100)]) is None
+    # ... unless it circles there: the fewest, 2 at iteration 412, not beaten for ROUTER2_STALL iterations
+    from tensorsoc.soc.bitstream import ROUTER2_STALL
+    circling = [(i, max(2, 400 - i)) for i in range(1, 413)] + [(i, 2 + i % 6) for i in range(413, 800)]
+    first = next(n for n in range(1, len(circling) + 1) if router2_diverging(circling[:n]))
+    assert circling[first - 1][0] == 398 + ROUTER2_STALL
+    assert "2 at iteration 398" in router2_diverging(circling[:first])
+    # a run that routes (0 overused wires) is never stopped by it
+    assert router2_diverging([(i, max(0, 300 - i)) for i in range(1, 600)]) is None
 
 
 def test_tmg_ripup_stalled():
