@@ -119,8 +119,9 @@ class PCORESequencer(Module):
         dec = Signal()                            # the top loop's count is one less than l_cnt holds
         dec_level = Signal(max=isa.LOOP_DEPTH)
         # The top level's and the one below's start, end and flags, copied
-        # into registers of their own (``LoopLevel``) as levels are pushed,
-        # popped and decremented: the read-ahead address reads flip-flops,
+        # into registers of their own (``loop_top_*``, ``loop_below_*``) as
+        # levels are pushed, popped and decremented: the read-ahead address
+        # reads flip-flops,
         # not a multiplexer of the levels behind ``top`` (at 64.29 MHz with
         # each lane its own op register, the ULX3S's accel critical path ran
         # from ``top`` through ``one_body[top]`` and the count flags into
