@@ -113,7 +113,7 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
     OP_MOV, OP_ADD, OP_SUB, OP_MUL = OP["mov"], OP["add"], OP["sub"], OP["mul"]
     OP_MAX, OP_MIN, OP_RELU, OP_ASR = OP["max"], OP["min"], OP["relu"], OP["asr"]
     OP_SHL, OP_SEL, OP_CMPGT, OP_CMPGE = OP["shl"], OP["sel"], OP["cmpgt"], OP["cmpge"]
-    OP_CMPEQ, OP_MAC, OP_MACZ = OP["cmpeq"], OP["mac"], OP["macz"]
+    OP_CMPEQ, OP_MAC = OP["cmpeq"], OP["mac"]   # macz: the product alone (a_acc_keep low)
     OP_ACCADD, OP_ACCSET, OP_ACCR = OP["accadd"], OP["accset"], OP["accr"]
 
     def sig(lo, hi):
