@@ -247,7 +247,7 @@ ROUTER2_FACTOR = 2.0
 ROUTER2_FLOOR = 100
 # Below the floor router2 can also circle without routing: with
 # --tmg-ripup at a tight constraint a build came to 2 overused wires at
-# iteration 412 and was at 2-7 at iteration 640, ripping up hundreds of
+# iteration 412 and was at 1-18 from 440 to 641, ripping up hundreds of
 # arcs that failed their slack meanwhile (docs/fpga.md, "nextpnr's
 # timing-driven options").  It is taken as stalled when its fewest overused
 # wires are not 0 and have not gone lower for ROUTER2_STALL iterations; the
