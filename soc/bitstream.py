@@ -292,12 +292,13 @@ def tmg_ripup_stalled(iters, patience=TMG_RIPUP_PATIENCE):
     if routed is None or iters[-1][0] - iters[routed][0] < patience:
         return None
     window = [t for t in iters[routed:] if t[0] > iters[-1][0] - patience]
-    before = [f for it, _, f in iters[routed:] if it <= iters[-1][0] - patience]
-    if min(f for _, _, f in window) < min(before):
+    fewest_before = min(f for it, _, f in iters[routed:] if it <= iters[-1][0] - patience)
+    fewest_since = min(f for _, _, f in window)
+    if fewest_since < fewest_before:
         return None
     return (f"router2's timing-driven rip-up (--tmg-ripup) is not converging: the design routed at "
             f"iteration {iters[routed][0]}, and in iterations {window[0][0]}-{iters[-1][0]} at least "
-            f"{min(f for _, _, f in window)} arcs failed their slack, against {min(before)} before.")
+            f"{fewest_since} arcs failed their slack, against {fewest_before} before.")
 
 
 class FlowWatch:
@@ -560,6 +561,7 @@ class BoardBuild(SoCBuild):
         script = self.gateware_dir / (script or f"build_{TOP}.sh")
         watch = FlowWatch()
         stopped = None
+        ripup = None           # stopped by tmg_ripup_stalled, not router2_diverging
         t0 = time.monotonic()
         last_report = t0
         # The tools run in a session of their own (Ctrl-C does not reach
@@ -589,7 +591,9 @@ class BoardBuild(SoCBuild):
                         last_report = now
                         self.log(f"[fpga] {_minutes(now - t0)}: {watch.status()}")
                     if not self.keep_routing:
-                        stopped = router2_diverging(watch.router) or tmg_ripup_stalled(watch.tmg)
+                        stopped = router2_diverging(watch.router)
+                        ripup = not stopped and tmg_ripup_stalled(watch.tmg)
+                        stopped = stopped or ripup
                         if stopped:
                             os.killpg(proc.pid, signal.SIGTERM)
                             proc.wait()
@@ -612,7 +616,7 @@ class BoardBuild(SoCBuild):
         if stopped:
             advice = ("This placement does not meet its clocks with the timing-driven rip-up; try another "
                       "--seed or leave --tmg-ripup out (docs/fpga.md, \"nextpnr's timing-driven options\")"
-                      if "rip-up" in stopped else
+                      if ripup else
                       "This placement congests; try another --seed (docs/fpga.md, \"Measured builds\")")
             raise RoutingDiverged(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} "
                                   f"{advice}, or --keep-routing to let router2 go on. Full log: {self.log_file}",

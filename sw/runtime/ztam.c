@@ -249,15 +249,16 @@ static uint64_t side_count_limited(const ztam_side_t *s)
 void ztamIssueXfer(ztam_xfer_t *x)
 {
     uint32_t w[ZTAM_XFER_MAX_WORDS];
+    uint64_t count;
     int n;
     if (x->err) {
         errors |= x->err;
         return;
     }
     /* COUNT as the TensorEngine sets it (spec/tensor_isa.py, Transfer.count_error) */
+    count = side_count_limited(&x->dst);
     if (x->dst.space != ZTAM_SPACE_SPU
-        && (side_count_limited(&x->dst) != side_count_limited(&x->src)
-            || side_count_limited(&x->dst) >= ZTAM_ELEMENT_COUNT_LIMIT)) {
+        && (count != side_count_limited(&x->src) || count >= ZTAM_ELEMENT_COUNT_LIMIT)) {
         errors |= ZTAM_ERR_COUNT;
         return;
     }
