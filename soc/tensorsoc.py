@@ -41,8 +41,9 @@ class TensorSoC(SoCCore):
             uart_baudrate            = config.uart_baudrate,
             timer_uptime             = True,
             # A crossbar lets the TensorEngine's DMA reach main RAM while the
-            # CPU polls CSRs or the host port writes a window.
-            bus_interconnect         = "crossbar",
+            # CPU polls CSRs or the host port writes a window; the smallest
+            # FPGAs take one shared bus (``bus_shared``).
+            bus_interconnect         = "shared" if config.bus_shared else "crossbar",
             # Incrementing bursts (cti) reach the memories: LiteX's SRAM then
             # acknowledges a beat per clock (the TensorEngine's DMA and the
             # CPU's cache refills), classic cycles take two.

@@ -64,6 +64,20 @@ class SoCConfig:
     # ECP5 (the vector path's logic is left out by synthesis): for the
     # smallest FPGAs (docs/fpga.md, "An engine without its vector path").
     te_vector_path: int = 1
+    # Words of the TensorEngine's instruction queue (a power of 2, 16 ..
+    # 4096), which the MCORE and the instruction fetch fill.  The decoder
+    # takes an instruction word by word, so any depth runs every program;
+    # a shallower queue only makes the writers wait sooner.  In LUT RAM:
+    # 128 words are 64 TRELLIS_DPR16X4 on an ECP5, about 380 of its LUT
+    # positions; 32 words a quarter of that (docs/fpga.md, "The Colorlight
+    # i5 with an accelerator").
+    te_queue_depth: int = 128
+    # 0: the SoC's Wishbone interconnect is a crossbar (a master reaches one
+    # slave while another master reaches another); 1: one shared bus (one
+    # master at a time, the others wait), about 1.1k LUT4 smaller on an ECP5
+    # with the accelerator's masters (docs/fpga.md, "The Colorlight i5 with
+    # an accelerator").
+    bus_shared: int = 0
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     # The activation arena is what main RAM has left below them (minus the
     # firmware's 16 KiB at its base): docs/models.md, "Memory plan".
@@ -126,6 +140,11 @@ class SoCConfig:
         if self.te_vector_path not in (0, 1):
             raise ConfigError(f"te_vector_path={self.te_vector_path}: must be 1 (the TensorEngine's vector path) "
                               f"or 0 (the element path only)")
+        if not _is_pow2(self.te_queue_depth) or not 16 <= self.te_queue_depth <= 4096:
+            raise ConfigError(f"te_queue_depth={self.te_queue_depth}: the TensorEngine's instruction queue must "
+                              f"be a power of 2 from 16 to 4096 words")
+        if self.bus_shared not in (0, 1):
+            raise ConfigError(f"bus_shared={self.bus_shared}: must be 0 (a crossbar) or 1 (one shared bus)")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
         if self.sys_clk_freq <= 0:

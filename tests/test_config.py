@@ -32,6 +32,9 @@ def test_default_is_valid_and_exported_to_c():
     ("te_levels", 1, "must be 2 .a broadcast over the PCOREs and its row. to 8"),
     ("te_levels", 9, "must be 2 .* to 8"),
     ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
+    ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),
+    ("te_queue_depth", 8, "a power of 2 from 16 to 4096 words"),
+    ("bus_shared", 2, "must be 0 .a crossbar. or 1 .one shared bus."),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):

@@ -358,8 +358,10 @@ def test_router_option_reaches_nextpnr_and_the_report(monkeypatch, capsys):
 
 
 def test_cpu_variant_option_reaches_the_soc_and_the_report(monkeypatch, capsys):
-    """--cpu-variant lite: the VexRiscv_Lite netlist is the SoC's CPU, and
-    the report says which variant was built; without it, the target's."""
+    """--cpu-variant lite: the VexRiscv_Lite netlist is the SoC's CPU, the
+    report says which variant was built and the firmware is compiled for
+    rv32im; --cpu-variant minimal: VexRiscv_Min and rv32i; without it, the
+    target's."""
     met = {"$glbnet$accel_clk": 80.0}      # every clock of the fake report met
     status, err, build_dir = fake_build(monkeypatch, capsys, "cpu-lite", fmax=met, extra=["--cpu-variant", "lite"])
     assert status == 0, err
@@ -368,6 +370,13 @@ def test_cpu_variant_option_reaches_the_soc_and_the_report(monkeypatch, capsys):
     assert "VexRiscv_Lite.v" in (gateware / "tensorsoc.ys").read_text()    # what yosys reads
     assert json.loads((build_dir / "report.json").read_text())["cpu_variant"] == "lite"
     assert ", VexRiscv lite\n" in (build_dir / "report.txt").read_text()
+    # the firmware's instruction set follows the variant's (LiteX's flags)
+    firmware_mk = (build_dir / "soc" / "include" / "firmware.mk").read_text()
+    assert "CPU_MARCH := rv32im\n" in firmware_mk
+    status, err, build_dir = fake_build(monkeypatch, capsys, "cpu-minimal", fmax=met, extra=["--cpu-variant", "minimal"])
+    assert status == 0, err
+    assert (build_dir / "gateware" / "VexRiscv_Min.v").exists()
+    assert "CPU_MARCH := rv32i\n" in (build_dir / "soc" / "include" / "firmware.mk").read_text()
     status, err, build_dir = fake_build(monkeypatch, capsys, "cpu-default", fmax=met)
     assert status == 0, err
     assert json.loads((build_dir / "report.json").read_text())["cpu_variant"] == get("colorlight_i5").cpu_variant

@@ -166,13 +166,14 @@ class TensorEngineCore(Module):
     ``start_*``, ``busy``.
     """
 
-    def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=128, cb_depth=16, fifo_depth=8,
+    def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=None, cb_depth=16, fifo_depth=8,
                  trace_depth=256):
         vw = config.vw
         levels = config.te_levels      # loop levels per side (the decoder refuses more: DECODE)
         pm = PCOREMap(config)
         self.config = config
-        # Queue.
+        # Queue (``config.te_queue_depth`` words unless ``queue_depth``).
+        queue_depth = queue_depth or config.te_queue_depth
         self.q_we = Signal()
         self.q_data = Signal(32)
         self.q_space = Signal(max=queue_depth + 1)

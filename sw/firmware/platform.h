@@ -3,6 +3,7 @@
 #define TSOC_PLATFORM_H
 
 #include <stdint.h>
+#include <generated/soc.h>
 #include <generated/csr.h>
 
 /* 64-bit count of SoC clock cycles since reset (LiteX timer uptime). */
@@ -12,15 +13,28 @@ static inline uint64_t cycles_now(void)
 	return timer0_uptime_cycles_read();
 }
 
-/* VexRiscv data cache flush (custom instruction used by LiteX for VexRiscv). */
+/* VexRiscv data cache flush (custom instruction used by LiteX for VexRiscv).
+ * Only where the CPU has a data cache (LiteX's soc.h says so): the variants
+ * without one (lite, minimal) take the word as an illegal instruction, and
+ * the firmware stopped at the host port's first message.  Elsewhere a
+ * compiler barrier: memory is read again after it. */
 static inline void dcache_flush(void)
 {
+#ifdef CONFIG_CPU_HAS_DCACHE
 	__asm__ volatile(".word(0x500F)" ::: "memory");
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
 }
 
+/* fence.i, where the CPU has an instruction cache (not the minimal variant). */
 static inline void icache_flush(void)
 {
+#ifdef CONFIG_CPU_HAS_ICACHE
 	__asm__ volatile(".word 0x0000100f" ::: "memory"); /* fence.i */
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
 }
 
 /* Boot flags a simulation testbench sets (cores/sim_control.py BOOT_FLAGS,

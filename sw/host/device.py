@@ -101,12 +101,17 @@ def _u32(data: bytes) -> int:
 
 class Device:
     """``timeout``: seconds (transport clock) a write or action may keep its
-    status bit set; ``poll_interval``: pause between status polls."""
+    status bit set; ``poll_interval``: pause between status polls;
+    ``timeout_scale``: every wait's limit (``timeout`` and the ones a call
+    names) multiplied by it, for a device whose MCORE is slower (a VexRiscv
+    without caches)."""
 
-    def __init__(self, transport: Transport, timeout: float = 1.0, poll_interval: float = 0.0):
+    def __init__(self, transport: Transport, timeout: float = 1.0, poll_interval: float = 0.0,
+                 timeout_scale: float = 1.0):
         self.transport = transport
         self.timeout = timeout
         self.poll_interval = poll_interval
+        self.timeout_scale = timeout_scale
 
     # -- plain reads ---------------------------------------------------------
     async def status(self) -> StatusWord:
@@ -205,7 +210,7 @@ class Device:
         """Poll RERROR until ``bit`` clears; raise DeviceError (after clearing
         the error with RStatus) when the error bit shows, DeviceTimeout after
         ``timeout``."""
-        timeout = self.timeout if timeout is None else timeout
+        timeout = (self.timeout if timeout is None else timeout) * self.timeout_scale
         start = self.transport.now()
         while True:
             status, cause = await self.peek()

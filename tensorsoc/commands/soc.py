@@ -23,7 +23,8 @@ def _sim_build(args):
     config = base.with_settings(args.set)        # a bad --set raises ConfigError, a UserError
     try:
         sdram = parse_sim_sdram(args.sdram) if getattr(args, "sdram", None) else None
-        return SimBuild(config, args.build_dir, sdram=sdram)
+        return SimBuild(config, args.build_dir, sdram=sdram,
+                        cpu_variant=getattr(args, "cpu_variant", None) or "standard")
     except BuildError as e:
         raise UserError(str(e))
 
@@ -37,6 +38,10 @@ def _add_config_args(p):
                         "RAM and window sizes) or of a litedram.modules module (e.g. MT48LC16M16:16; 32 bits "
                         "unless given), at the SoC clock; l2/l2_line override the L2 cache "
                         "(default: integrated RAM, one access per clock)")
+    from tensorsoc.soc.bitstream import CPU_VARIANTS
+    p.add_argument("--cpu-variant", choices=CPU_VARIANTS, default="standard",
+                   help="the VexRiscv variant, as a board's `tsoc bitstream --cpu-variant` (default standard); "
+                        "the firmware is built for it (minimal: rv32i, no caches)")
     p.add_argument("--build-dir", default=None,
                    help="build folder (default: build/sim, build/sim-sdram-NAME with --sdram)")
 

@@ -158,6 +158,10 @@ async def boot(dut, qpi=False, msb_first=False, flags=SKIP_MEMTEST, period_ns=20
     dut.sys_rst.value = 1
     await ClockCycles(dut.sim_clock_clk, 16)
     dut.sys_rst.value = 0
-    console = Console(dut, echo=echo)
+    # TSOC_HOST_ECHO=1 prints the firmware's console as it comes (debugging).
+    console = Console(dut, echo=echo or bool(os.environ.get("TSOC_HOST_ECHO")))
     await console.wait_for("server: ready", timeout_ns=200_000_000)
-    return Device(transport, timeout=timeout), console, sensor
+    # TSOC_HOST_TIMEOUT_SCALE: the device's waits for an SoC whose MCORE is
+    # slower (tests/test_host_soc.py, the Colorlight i5's VexRiscv minimal).
+    scale = float(os.environ.get("TSOC_HOST_TIMEOUT_SCALE", "1"))
+    return Device(transport, timeout=timeout, timeout_scale=scale), console, sensor
