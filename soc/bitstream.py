@@ -98,6 +98,7 @@ class Report:
     seeds_diverged: list = field(default_factory=list)    # [[seed, why]]: seeds tried first, stopped
     router: str = "router2"          # nextpnr's router
     cpu_variant: str = "standard"    # the VexRiscv variant (the target's unless --cpu-variant)
+    lut_delay_target: int = 0        # ps: yosys abc9's delay target (--lut-delay-target); 0 synth_ecp5's own
 
     @property
     def timing_met(self):
@@ -121,7 +122,7 @@ class Report:
             "bitstream": self.bitstream, "notes": self.notes,
             "seed": self.seed, "nextpnr_args": self.nextpnr_args,
             "seeds_diverged": self.seeds_diverged, "router": self.router,
-            "cpu_variant": self.cpu_variant,
+            "cpu_variant": self.cpu_variant, "lut_delay_target": self.lut_delay_target,
         }
 
     def text(self):
@@ -137,6 +138,8 @@ class Report:
                  f"  nextpnr     seed {self.seed}, {self.router}" + "".join(f" {a}" for a in self.nextpnr_args)
                  + (f" (router2 diverged at seed{'s' if len(self.seeds_diverged) > 1 else ''} "
                     f"{', '.join(str(sd) for sd, _ in self.seeds_diverged)})" if self.seeds_diverged else ""),
+                 *([f"  yosys       LUT mapping for area: abc9 delay target {self.lut_delay_target} ps"]
+                   if self.lut_delay_target else []),
                  "  utilisation"]
         for cell, name in RESOURCES.items():
             if cell in self.utilisation:
@@ -411,10 +414,14 @@ class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
-                 nextpnr_args=(), seed_tries=1, router=None, target_nextpnr_args=True):
+                 nextpnr_args=(), seed_tries=1, router=None, target_nextpnr_args=True, lut_delay_target=0):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
+        if lut_delay_target < 0:
+            raise BuildError(f"--lut-delay-target {lut_delay_target}: a delay in ps, or 0 for yosys's own "
+                             f"(fastest) LUT mapping")
+        self.lut_delay_target = lut_delay_target    # ps; 0: synth_ecp5's own abc9 mapping
         # appended to nextpnr's command line: the target's options, then
         # the ones given (--nextpnr-arg), each of which replaces the
         # target's option of the same name
@@ -511,7 +518,10 @@ class BoardBuild(SoCBuild):
                            seed=self.seed)
         # LiteX names the files it adds itself by absolute path: relativise.
         ys = self.gateware_dir / f"{TOP}.ys"
-        ys.write_text(ys.read_text().replace(f"{self.gateware_dir.resolve()}/", ""))
+        script = ys.read_text().replace(f"{self.gateware_dir.resolve()}/", "")
+        if self.lut_delay_target:
+            script = lut_mapping_for_area(script, self.lut_delay_target)
+        ys.write_text(script)
         return soc
 
     def _localise_sources(self, platform):
@@ -650,7 +660,7 @@ class BoardBuild(SoCBuild):
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
                       notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args,
                       seeds_diverged=self.seeds_diverged, router=self.router,
-                      cpu_variant=self.target.cpu_variant)
+                      cpu_variant=self.target.cpu_variant, lut_delay_target=self.lut_delay_target)
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -737,6 +747,31 @@ class BoardBuild(SoCBuild):
                               f"{'; '.join(report.hold_violations)}. A lower clock does not fix these: "
                               f"try another --seed; the paths are in {self.log_file}")
         return report
+
+
+def lut_mapping_for_area(script, delay_ps):
+    """The yosys script ``script`` with synth_ecp5's LUT mapping (``abc9 -W
+    300``, the fastest mapping ABC finds) run with a delay target of
+    ``delay_ps`` instead, which leaves ABC room to recover area: synth_ecp5
+    up to its map_luts step, the mapping, then its steps from map_cells on
+    (yosys's ``help synth_lattice`` lists them).  On the Colorlight i5's
+    accelerator at 10,000 ps: 487 logic LUTs less (docs/fpga.md, "The
+    Colorlight i5 with an accelerator")."""
+    lines = script.splitlines()
+    at = [i for i, line in enumerate(lines) if line.split()[:1] == ["synth_ecp5"]]
+    if len(at) != 1 or "-run" in lines[at[0]]:
+        raise BuildError(f"--lut-delay-target: expected one plain synth_ecp5 line in the yosys script, "
+                         f"found {len(at)}")
+    synth = lines[at[0]]
+    lines[at[0]:at[0] + 1] = [
+        f"{synth} -run :map_luts",
+        "check -latchonly -assert",
+        "techmap -map +/lattice/latches_map.v",
+        f"abc9 -W 300 -D {delay_ps}",
+        "clean",
+        f"{synth} -run map_cells:",
+    ]
+    return "\n".join(lines) + ("\n" if script.endswith("\n") else "")
 
 
 # Command line -----------------------------------------------------------------
@@ -852,7 +887,8 @@ def cmd_bitstream(args):
         build = BoardBuild(target, _config(target, args.set), args.build_dir, seed=seed,
                            keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or (),
                            seed_tries=tries, router=args.router,
-                           target_nextpnr_args=not args.no_target_nextpnr_args)
+                           target_nextpnr_args=not args.no_target_nextpnr_args,
+                           lut_delay_target=args.lut_delay_target)
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -896,6 +932,11 @@ def register(groups):
                         "has not fallen for 150 iterations without reaching 0, or, with "
                         "--tmg-ripup, once the design has routed and its arcs failing their slack have not "
                         "gone below their fewest for 60 iterations; the next seed is tried: --seed-tries)")
+    p.add_argument("--lut-delay-target", type=int, default=0, metavar="PS",
+                   help="map the logic into LUTs with yosys abc9's delay target PS (in ps) instead of "
+                        "synth_ecp5's fastest mapping: fewer LUTs, longer paths (10000 took 487 LUTs off the "
+                        "Colorlight i5's accelerator; docs/fpga.md, 'The Colorlight i5 with an accelerator'). "
+                        "Default 0: synth_ecp5's own")
     p.add_argument("--nextpnr-arg", action="append", metavar="ARG",
                    help="one more argument for nextpnr-ecp5 (repeatable, each word apart; recorded in "
                         "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat; after the "

@@ -706,3 +706,28 @@ def test_target_nextpnr_args_come_first_and_a_given_option_replaces_its_own():
     with pytest.raises(BuildError, match="the flow sets nextpnr's --seed itself"):
         bitstream.BoardBuild(dataclasses.replace(target, nextpnr_args=("--seed", "2")),
                              build_dir=BUILD / "target-nextpnr-args")
+
+
+def test_lut_delay_target_maps_for_area(monkeypatch, capsys):
+    """--lut-delay-target: synth_ecp5 is split around its LUT mapping,
+    which runs abc9 with the delay target, and the report says so; a
+    negative target is refused; without it, synth_ecp5 alone."""
+    met = {"$glbnet$accel_clk": 80.0}
+    status, err, build_dir = fake_build(monkeypatch, capsys, "lut-area", fmax=met,
+                                        extra=["--lut-delay-target", "10000"])
+    assert status == 0, err
+    script = (build_dir / "gateware" / "tensorsoc.ys").read_text().splitlines()
+    synth = [line for line in script if line.startswith("synth_ecp5")]
+    assert [line.split()[-2:] for line in synth] == [["-run", ":map_luts"], ["-run", "map_cells:"]], synth
+    first, second = script.index(synth[0]), script.index(synth[1])
+    assert "abc9 -W 300 -D 10000" in script[first:second]
+    assert script[second + 1].startswith("write_json")
+    assert json.loads((build_dir / "report.json").read_text())["lut_delay_target"] == 10000
+    assert "abc9 delay target 10000 ps" in (build_dir / "report.txt").read_text()
+    status, err, build_dir = fake_build(monkeypatch, capsys, "lut-default", fmax=met)
+    assert status == 0, err
+    synth = [line for line in (build_dir / "gateware" / "tensorsoc.ys").read_text().splitlines()
+             if line.startswith("synth_ecp5")]
+    assert len(synth) == 1 and "-run" not in synth[0] and "abc9" not in (build_dir / "gateware" / "tensorsoc.ys").read_text()
+    status, err, _ = fake_build(monkeypatch, capsys, "lut-bad", extra=["--lut-delay-target", "-5"])
+    assert status != 0 and "--lut-delay-target -5" in err
