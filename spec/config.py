@@ -75,8 +75,9 @@ class SoCConfig:
     # 0: the SoC's Wishbone interconnect is a crossbar (a master reaches one
     # slave while another master reaches another); 1: one shared bus (one
     # master at a time, the others wait), about 1.1k LUT4 smaller on an ECP5
-    # with the accelerator's masters (docs/fpga.md, "The Colorlight i5 with
-    # an accelerator").
+    # with the accelerator's masters.  Not with the VexRiscv minimal: its
+    # uncached instruction fetches hold the bus, and the host port's reads
+    # came late (docs/fpga.md, "The Colorlight i5 with an accelerator").
     bus_shared: int = 0
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     # The activation arena is what main RAM has left below them (minus the
