@@ -117,8 +117,7 @@ def test_host_port_colorlight_i5_accelerator_build():
     # The VexRiscv minimal has no caches and no multiplier: relu_cnn3's 27 KiB
     # WModel did not finish within the tests' 20 ms, and the inferences take
     # 1.8-2.4x the standard variant's cycles on one shared bus (the MLP in
-    # software 21x), so
-    # the device's waits are ten times the others'.
+    # software 21x), so the device's waits are ten times the others'.
     env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": ACCEL_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
     cases = run_host_tests(build, "i5_fast_qpi", env, testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
