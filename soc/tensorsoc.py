@@ -7,7 +7,7 @@ from litex.build.io import CRG
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
-from tensorsoc.spec.config import SoCConfig, DEFAULT
+from tensorsoc.spec.config import ConfigError, SoCConfig, DEFAULT
 from tensorsoc.spec.memory_map import MEM_MAP   # noqa: F401 (exported to the firmware by LiteX's mem.h / soc.h)
 
 class TensorSoC(SoCCore):
@@ -23,6 +23,13 @@ class TensorSoC(SoCCore):
     def __init__(self, platform, config: SoCConfig = DEFAULT, rom_init=None, uart_name="serial",
                  cpu_variant="standard", integrated_main_ram=True, crg=None):
         self.tsoc_config = config   # (LiteX uses self.config for its own dict)
+        if config.bus_shared and cpu_variant.startswith("minimal"):
+            # Its uncached instruction fetches hold a shared bus: the host
+            # port's reads came late and RTensor returned a wrong first byte
+            # (docs/fpga.md, "The Colorlight i5 with an accelerator").
+            raise ConfigError(f"bus_shared=1 with the VexRiscv {cpu_variant}: the CPU has no instruction cache, "
+                              f"its fetches hold the shared bus and the host port's reads come late; use "
+                              f"bus_shared=0 (the crossbar) or a CPU variant with caches (lite, standard, full)")
         SoCCore.__init__(self, platform, config.sys_clk_freq,
             ident                    = "tensorsoc",
             # No build time in the identifier ROM: with it, every build was a

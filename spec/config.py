@@ -77,7 +77,8 @@ class SoCConfig:
     # master at a time, the others wait), about 1.1k LUT4 smaller on an ECP5
     # with the accelerator's masters.  Not with the VexRiscv minimal: its
     # uncached instruction fetches hold the bus, and the host port's reads
-    # came late (docs/fpga.md, "The Colorlight i5 with an accelerator").
+    # came late; the SoC refuses the pair (docs/fpga.md, "The Colorlight i5
+    # with an accelerator").
     bus_shared: int = 0
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     # The activation arena is what main RAM has left below them (minus the

@@ -731,3 +731,16 @@ def test_lut_delay_target_maps_for_area(monkeypatch, capsys):
     assert len(synth) == 1 and "-run" not in synth[0] and "abc9" not in (build_dir / "gateware" / "tensorsoc.ys").read_text()
     status, err, _ = fake_build(monkeypatch, capsys, "lut-bad", extra=["--lut-delay-target", "-5"])
     assert status != 0 and "--lut-delay-target -5" in err
+
+
+def test_shared_bus_with_the_minimal_cpu_is_refused(monkeypatch, capsys):
+    """bus_shared=1 with the VexRiscv minimal (no instruction cache: its
+    fetches hold the shared bus, the host port's reads come late) stops the
+    build with the fix named; the same bus with lite builds."""
+    met = {"$glbnet$accel_clk": 80.0}
+    status, err, _ = fake_build(monkeypatch, capsys, "shared-min",
+                                extra=["--cpu-variant", "minimal", "--set", "bus_shared=1"])
+    assert status != 0 and "bus_shared=1 with the VexRiscv minimal" in err and "bus_shared=0" in err
+    status, err, _ = fake_build(monkeypatch, capsys, "shared-lite", fmax=met,
+                                extra=["--cpu-variant", "lite", "--set", "bus_shared=1"])
+    assert status == 0, err
