@@ -3,12 +3,40 @@ timer with a 64-bit cycle counter, and the hooks the accelerator cores use to
 join it."""
 
 
+from migen import Signal
+
 from litex.build.io import CRG
+from litex.gen import LiteXModule
+from litex.soc.interconnect import wishbone
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
-from tensorsoc.spec.config import ConfigError, SoCConfig, DEFAULT
+from tensorsoc.spec.config import SoCConfig, DEFAULT
 from tensorsoc.spec.memory_map import MEM_MAP   # noqa: F401 (exported to the firmware by LiteX's mem.h / soc.h)
+
+def cpu_has_icache(cpu_variant):
+    """Whether the VexRiscv variant fetches through an instruction cache
+    (LiteX's ``minimal`` variants fetch every instruction over the bus)."""
+    return not cpu_variant.startswith("minimal")
+
+
+class FetchGap(LiteXModule):
+    """Passes a Wishbone master's cycles on to ``bus`` with CYC and STB low
+    for one clock after each acknowledge (or error), so that a round-robin
+    arbiter that moves on only when its master lets go (LiteX's shared bus)
+    serves the others between two back-to-back cycles of ``master``."""
+
+    def __init__(self, master):
+        self.bus = bus = wishbone.Interface.like(master)
+        bus.bursting = master.bursting
+        gap = Signal()
+        self.sync += gap.eq(bus.ack | bus.err)
+        self.comb += [
+            master.connect(bus, omit={"cyc", "stb"}),
+            bus.cyc.eq(master.cyc & ~gap),
+            bus.stb.eq(master.stb & ~gap),
+        ]
+
 
 class TensorSoC(SoCCore):
     """tensorsoc SoC.
@@ -23,13 +51,6 @@ class TensorSoC(SoCCore):
     def __init__(self, platform, config: SoCConfig = DEFAULT, rom_init=None, uart_name="serial",
                  cpu_variant="standard", integrated_main_ram=True, crg=None):
         self.tsoc_config = config   # (LiteX uses self.config for its own dict)
-        if config.bus_shared and cpu_variant.startswith("minimal"):
-            # Its uncached instruction fetches hold a shared bus: the host
-            # port's reads came late and RTensor returned a wrong first byte
-            # (docs/fpga.md, "The Colorlight i5 with an accelerator").
-            raise ConfigError(f"bus_shared=1 with the VexRiscv {cpu_variant}: the CPU has no instruction cache, "
-                              f"its fetches hold the shared bus and the host port's reads come late; use "
-                              f"bus_shared=0 (the crossbar) or a CPU variant with caches (lite, standard, full)")
         SoCCore.__init__(self, platform, config.sys_clk_freq,
             ident                    = "tensorsoc",
             # No build time in the identifier ROM: with it, every build was a
@@ -56,6 +77,15 @@ class TensorSoC(SoCCore):
             # CPU's cache refills), classic cycles take two.
             bus_bursting             = True,
         )
+        if config.bus_shared and not cpu_has_icache(cpu_variant):
+            # Without an instruction cache every fetch is a bus cycle, and
+            # VexRiscv keeps CYC up from one fetch to the next: LiteX's
+            # arbiter (round robin, moving on when the master lets go) would
+            # leave the bus to the CPU, and the host port's read DMA came
+            # late (RTensor's first byte wrong).  A one-clock gap after each
+            # fetch lets the other masters in.
+            self.ibus_gap = FetchGap(self.bus.masters["cpu_bus0"])
+            self.bus.masters["cpu_bus0"] = self.ibus_gap.bus
         # Simulation: the clock and reset are top-level pins.  Boards pass
         # their own CRG (PLL, reset synchroniser, extra clock domains).
         self.crg = crg if crg is not None else CRG(platform.request(platform.default_clk_name),
