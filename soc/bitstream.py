@@ -127,9 +127,8 @@ class Report:
 
     def text(self):
         cfg = self.config
-        accel = (f"accelerator, {cfg['te_levels']} loop levels"
-                 + ("" if cfg.get("te_vector_path", 1) else ", no vector path")
-                 if cfg.get("accelerator") else "no accelerator") + (", one shared bus" if cfg.get("bus_shared") else "")
+        accel = (f"accelerator, {cfg['te_levels']} loop levels" if cfg.get("accelerator") else "no accelerator") \
+            + option_notes(cfg)
         lines = [f"tensorsoc bitstream report: {self.board} ({self.device})",
                  f"  config      NP={cfg['np']} NT={cfg['nt']} VW={cfg['vw']} ({accel}), main RAM "
                  f"{cfg['main_ram_size'] // 1024} KiB, ROM {cfg['rom_size'] // 1024} KiB, "
@@ -776,16 +775,30 @@ def lut_mapping_for_area(script, delay_ps):
 
 # Command line -----------------------------------------------------------------
 
+def option_notes(cfg):
+    """The configuration's departures from the full design, as ", ..." items
+    (``cfg``: SoCConfig fields as a dict, as the report keeps them): for the
+    one-line description and the report."""
+    notes = []
+    if cfg.get("accelerator"):
+        if not cfg.get("te_vector_path", 1):
+            notes.append("no vector path (te_vector_path=0)")
+        depth = cfg.get("te_queue_depth", DEFAULT.te_queue_depth)
+        if depth != DEFAULT.te_queue_depth:
+            notes.append(f"{depth}-word instruction queue")
+    if cfg.get("bus_shared"):
+        notes.append("one shared bus")
+    if not cfg.get("host_sensor", 1):
+        notes.append("no sensor port (host_sensor=0)")
+    return "".join(f", {n}" for n in notes)
+
+
 def describe(target, config):
     """One line: the accelerator (or its absence) and the clocks."""
     c = config
-    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}, {c.te_levels} loop levels"
-             + ("" if c.te_vector_path else ", no vector path (te_vector_path=0)") if c.accelerator
-             else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)")
-    if c.accelerator and c.te_queue_depth != DEFAULT.te_queue_depth:
-        accel += f", {c.te_queue_depth}-word instruction queue"
-    if c.bus_shared:
-        accel += ", one shared bus"
+    accel = (f"accelerator NP={c.np} NT={c.nt} VW={c.vw}, {c.te_levels} loop levels" if c.accelerator
+             else f"no accelerator (NP={c.np} NT={c.nt} VW={c.vw} in the headers only)") \
+        + option_notes(dataclasses.asdict(c))
     clocks = f"sys {c.sys_clk_freq / 1e6:g} MHz"
     if c.accel_clk_freq:
         clocks += f", accel {c.accel_clk_freq / 1e6:g} MHz"
@@ -834,6 +847,7 @@ def config_table_markdown():
         ("TensorEngine instruction queue (`te_queue_depth`)",
          lambda t, c: f"{c.te_queue_depth} words" if c.accelerator else "-"),
         ("Wishbone interconnect (`bus_shared`)", lambda t, c: "one shared bus" if c.bus_shared else "crossbar"),
+        ("host port's sensor port (`host_sensor`)", lambda t, c: "yes" if c.host_sensor else "no: Acquire answers SENSOR"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
         ("peak MAC/s at the accelerator's clock",
          lambda t, c: f"{c.peak_macs_per_clock * clock(t, c) / 1e9:.2f} G" if c.accelerator and t else "-"),

@@ -152,8 +152,8 @@ def _host_port(config, build_dir):
     windows = {Window.MODEL: w["model"], Window.TENSOR: w["tensor"], Window.SERVER: w["server"]}
     pads = pins_record("host_spi")
     sensor = Record([("valid", 1), ("data", 8), ("ready", 1)], name="sensor")
-    h = HostSPISlave(pads, sensor, windows, msb_first=bool(config.host_msb_first))
-    return Elaborated(h, [pads, sensor, h.wb_write, h.wb_read, h.sensor.bus])
+    h = HostSPISlave(pads, sensor, windows, msb_first=bool(config.host_msb_first), sensor=bool(config.host_sensor))
+    return Elaborated(h, [pads, sensor, h.wb_write, h.wb_read] + ([h.sensor.bus] if h.sensor is not None else []))
 
 
 BLOCKS = {b.name: b for b in [

@@ -135,8 +135,10 @@ class TensorSoC(SoCCore):
         windows = {Window.MODEL: self.windows["model"], Window.TENSOR: self.windows["tensor"],
                    Window.SERVER: self.windows["server"]}
         port = HostSPISlave(pads, sensor_pads, windows, msb_first=msb_first,
-                            bus_data_width=self.bus.data_width, bus_adr_width=self.bus.address_width)
-        self.add_core("host_port", port, masters=[port.wb_write, port.wb_read, port.sensor.bus])
+                            bus_data_width=self.bus.data_width, bus_adr_width=self.bus.address_width,
+                            sensor=bool(self.tsoc_config.host_sensor))
+        self.add_core("host_port", port, masters=[port.wb_write, port.wb_read]
+                      + ([port.sensor.bus] if port.sensor is not None else []))
         self.add_constant("HOST_PORT_MSB_FIRST", int(msb_first))
 
     def add_accelerator(self, build_dir=None, fetch=True):

@@ -75,10 +75,10 @@ class SoCConfig:
     # 0: the SoC's Wishbone interconnect is a crossbar (a master reaches one
     # slave while another master reaches another); 1: one shared bus (one
     # master at a time, the others wait), about 1.1k LUT4 smaller on an ECP5
-    # with the accelerator's masters.  Not with the VexRiscv minimal: its
-    # uncached instruction fetches hold the bus, and the host port's reads
-    # came late; the SoC refuses the pair (docs/fpga.md, "The Colorlight i5
-    # with an accelerator").
+    # with the accelerator's masters.  A CPU without an instruction cache
+    # (the VexRiscv minimal) gets a one-clock gap after each fetch there, so
+    # that the other masters are served (soc/tensorsoc.py FetchGap;
+    # docs/fpga.md, "The Colorlight i5 with an accelerator").
     bus_shared: int = 0
     # Host windows at the top of main RAM (bytes): server (top), tensor, model.
     # The activation arena is what main RAM has left below them (minus the
@@ -93,6 +93,11 @@ class SoCConfig:
     memtest_size: int = 256 * 1024
     # Host port: bit order within bytes (0: LSB first as the datasheet says, 1: MSB first).
     host_msb_first: int = 0
+    # Host port: 1, the sensor port (a byte stream Acquire captures into the
+    # tensor window through a DMA of its own); 0, none (Acquire then answers
+    # with the error SENSOR at once), a bus master and its counters less for
+    # the smallest FPGAs (docs/host_port.md, "Sensor port").
+    host_sensor: int = 1
     # Clocks.
     sys_clk_freq: int = 100_000_000      # SoC clock (Hz)
     # The accelerator's own clock (Hz), or 0: the TensorEngine, its
@@ -149,6 +154,9 @@ class SoCConfig:
             raise ConfigError(f"bus_shared={self.bus_shared}: must be 0 (a crossbar) or 1 (one shared bus)")
         if self.host_msb_first not in (0, 1):
             raise ConfigError(f"host_msb_first={self.host_msb_first}: must be 0 (LSB first) or 1 (MSB first)")
+        if self.host_sensor not in (0, 1):
+            raise ConfigError(f"host_sensor={self.host_sensor}: must be 1 (the sensor port) or 0 (none: Acquire "
+                              f"answers SENSOR)")
         if self.sys_clk_freq <= 0:
             raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
         if self.accel_clk_freq < 0:

@@ -35,6 +35,7 @@ def test_default_is_valid_and_exported_to_c():
     ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),
     ("te_queue_depth", 8, "a power of 2 from 16 to 4096 words"),
     ("bus_shared", 2, "must be 0 .a crossbar. or 1 .one shared bus."),
+    ("host_sensor", 2, "must be 1 .the sensor port. or 0 .none: Acquire answers SENSOR."),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):

@@ -39,9 +39,12 @@ class HostSPISlave(LiteXModule):
     enable); MISO low at reset selects QPI.  ``sensor_pads``:
     valid, data[8] in; ready out (a byte stream filling the input tensor on
     Acquire).  ``msb_first`` selects the build option for the bit order.
+    ``sensor`` False: no sensor port (``SoCConfig.host_sensor=0``): the
+    stream's ready stays low and Acquire answers the error SENSOR.
     """
 
-    def __init__(self, pads, sensor_pads, windows, msb_first=False, bus_data_width=32, bus_adr_width=30):
+    def __init__(self, pads, sensor_pads, windows, msb_first=False, bus_data_width=32, bus_adr_width=30,
+                 sensor=True):
         self.intro = ModuleDoc(__doc__)
         self.wb_write = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
         self.wb_read = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
@@ -116,7 +119,13 @@ class HostSPISlave(LiteXModule):
         # address the reader holds.
         self.rd_q = rd_q = stream.Buffer(dma_r.sink.description, pipe_valid=True, pipe_ready=True)
         self.comb += rd_q.source.connect(dma_r.sink)
-        self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
+        if sensor:
+            self.sensor = sensor = SensorDMA(sensor_pads, windows[Window.TENSOR], bus_data_width, bus_adr_width)
+        else:
+            # No sensor port (SoCConfig.host_sensor=0): the stream is never
+            # taken, and Acquire answers SENSOR (below).
+            self.sensor = sensor = None
+            self.comb += sensor_pads.ready.eq(0)
         self.msgq = msgq = stream.SyncFIFO([("code", 8), ("length", 32)], 8)
 
         # Status and errors ------------------------------------------------
@@ -164,12 +173,15 @@ class HostSPISlave(LiteXModule):
         post_code = Signal(8)
         post_len = Signal(32)
         self.posts = posts = stream.SyncFIFO([("code", 8), ("length", 32)], 4)
-        self.comb += [
-            If(post,
-                posts.sink.valid.eq(1), posts.sink.code.eq(post_code), posts.sink.length.eq(post_len),
-            ).Elif(sensor.done,
+        post_msg = If(post,
+            posts.sink.valid.eq(1), posts.sink.code.eq(post_code), posts.sink.length.eq(post_len),
+        )
+        if sensor is not None:
+            post_msg = post_msg.Elif(sensor.done,
                 posts.sink.valid.eq(1), posts.sink.code.eq(int(Msg.ACQUIRE_DONE)), posts.sink.length.eq(sensor.length),
-            ),
+            )
+        self.comb += [
+            post_msg,
             msgq.sink.valid.eq(posts.source.valid & drained),
             msgq.sink.code.eq(posts.source.code),
             msgq.sink.length.eq(posts.source.length),
@@ -179,7 +191,8 @@ class HostSPISlave(LiteXModule):
             self._msg_length.status.eq(msgq.source.length),
             msgq.source.ready.eq(self._msg_pop.re),
         ]
-        self.comb += sensor.done_ack.eq(~post)
+        if sensor is not None:
+            self.comb += sensor.done_ack.eq(~post)
 
         # Command decode ----------------------------------------------------
         cmd_byte = Signal(8)
@@ -472,10 +485,11 @@ class HostSPISlave(LiteXModule):
                 hw_set_busy.eq(1 << Status.WAIT_INFERENCE),
                 post.eq(1), post_code.eq(int(Msg.INFERENCE)), post_len.eq(0),
             ).Else(
-                hw_set_busy.eq(1 << Status.WAIT_ACQUIRE),
-                sensor.start.eq(1),
+                *([hw_set_busy.eq(1 << Status.WAIT_ACQUIRE), sensor.start.eq(1)] if sensor is not None else
+                  # Acquire without a sensor port: the acquisition fails at once.
+                  raise_error(ErrorCause.SENSOR)),
             ),
             NextState("IDLE"),
         )
-        sensor_len = self._input_len.storage
-        self.comb += sensor.length_in.eq(sensor_len)
+        if sensor is not None:
+            self.comb += sensor.length_in.eq(self._input_len.storage)

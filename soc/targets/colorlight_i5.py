@@ -27,6 +27,9 @@ TARGET = BoardTarget(
         pcore_private_words=256,
         pcore_shared_words=1024,
         sys_clk_freq=50_000_000,
+        # No sensor on the board: without the port, Acquire answers SENSOR
+        # instead of waiting for ever (docs/host_port.md, "Sensor port").
+        host_sensor=0,
         accelerator=0,   # MCORE only for now: models run on the firmware's software path (docs/fpga.md)
     ),
     sdram_module=M12L64322A,
@@ -55,10 +58,10 @@ TARGET = BoardTarget(
 # a 24 KiB boot ROM (the firmware is about 20 KiB; 12 DP16KD instead of 16)
 # and one shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the
 # crossbar; the SoC gaps the minimal CPU's fetches so the host port's DMA gets
-# the bus, soc/tensorsoc.py FetchGap).  Not the target's own configuration
-# yet: it does not fit the 25F (docs/fpga.md, "The Colorlight i5 with an
-# accelerator"); tests/test_host_soc.py runs the example models on it in
-# simulation, and
+# the bus, soc/tensorsoc.py FetchGap); like the target, no sensor port.  Not
+# the target's own configuration yet: it does not fit the 25F (docs/fpga.md,
+# "The Colorlight i5 with an accelerator"); tests/test_host_soc.py runs the
+# example models on it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
 #     --set nt=8 --set vw=8 --set te_levels=4 --set te_vector_path=0 --set te_queue_depth=32
 #     --set rom_size=24576 --set bus_shared=1

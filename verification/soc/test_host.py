@@ -291,6 +291,30 @@ async def busy_acquire_and_sensor(dut):
 
 
 @cocotb.test()
+async def acquire_without_sensor(dut):
+    """A build without the sensor port (SoCConfig.host_sensor=0): Acquire
+    answers SENSOR at once, sets no busy bit, takes nothing from the sensor
+    stream and writes nothing; the device then runs an inference as
+    before."""
+    assert not soc_config().host_sensor, "this case is for a build with host_sensor=0"
+    dev, _, _ = await start(dut)
+    await dev.write_model(model(input_bytes=64))
+    tensor_base = soc_config().windows(MAIN_RAM_BASE)["tensor"][0]
+    await dev.write_tensor(bytes(range(64)))
+    before = peek_ram(dut, tensor_base, 16)
+    dut.sensor_valid.value = 1
+    dut.sensor_data.value = 0xA5
+    await dev.transport.transaction(Cmd.ACQUIRE)
+    status, _ = await dev.peek()
+    assert not status.bit(Status.WAIT_ACQUIRE), "Acquire without a sensor port set WAIT_ACQUIRE"
+    assert int(dut.sensor_ready.value) == 0, "the sensor stream was taken"
+    dut.sensor_valid.value = 0
+    await expect_error(dev, ErrorCause.SENSOR)
+    assert peek_ram(dut, tensor_base, 16) == before, "Acquire changed the tensor window"
+    await dev.infer()
+
+
+@cocotb.test()
 async def example_models_bit_exact(dut):
     """The example models end to end through the SPI port: WModel, WTensor,
     Inference, RTensor compared bit for bit with the golden model; RTimings
