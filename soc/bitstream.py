@@ -786,6 +786,8 @@ def option_notes(cfg):
         depth = cfg.get("te_queue_depth", DEFAULT.te_queue_depth)
         if depth != DEFAULT.te_queue_depth:
             notes.append(f"{depth}-word instruction queue")
+        if not cfg.get("te_trace_depth", DEFAULT.te_trace_depth):
+            notes.append("no activity trace (te_trace_depth=0)")
     if cfg.get("bus_shared"):
         notes.append("one shared bus")
     if not cfg.get("host_sensor", 1):
@@ -846,6 +848,8 @@ def config_table_markdown():
          lambda t, c: ("yes" if c.te_vector_path else "no: the element path only") if c.accelerator else "-"),
         ("TensorEngine instruction queue (`te_queue_depth`)",
          lambda t, c: f"{c.te_queue_depth} words" if c.accelerator else "-"),
+        ("TensorEngine activity trace (`te_trace_depth`)",
+         lambda t, c: (f"{c.te_trace_depth} records" if c.te_trace_depth else "none") if c.accelerator else "-"),
         ("Wishbone interconnect (`bus_shared`)", lambda t, c: "one shared bus" if c.bus_shared else "crossbar"),
         ("host port's sensor port (`host_sensor`)", lambda t, c: "yes" if c.host_sensor else "no: Acquire answers SENSOR"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
@@ -887,7 +891,8 @@ def cmd_bitstream(args):
             c = t.config
             print(f"  {t.name:<14} {t.title}; {describe(t, c)}; VexRiscv {t.cpu_variant}; "
                   f"nextpnr {t.router}" + "".join(f" {a}" for a in t.nextpnr_args)
-                  + f", seed {t.seed} (up to {t.seed_tries} seeds)")
+                  + f", seed {t.seed} (up to {t.seed_tries} seeds)"
+                  + (f", yosys LUT delay target {t.lut_delay_target} ps" if t.lut_delay_target else ""))
             for note in t.notes:
                 print(f"  {'':<14} {note}")
         return 0 if args.list else 2
@@ -902,7 +907,8 @@ def cmd_bitstream(args):
                            keep_routing=args.keep_routing, nextpnr_args=args.nextpnr_arg or (),
                            seed_tries=tries, router=args.router,
                            target_nextpnr_args=not args.no_target_nextpnr_args,
-                           lut_delay_target=args.lut_delay_target)
+                           lut_delay_target=(target.lut_delay_target if args.lut_delay_target is None
+                                             else args.lut_delay_target))
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -946,11 +952,11 @@ def register(groups):
                         "has not fallen for 150 iterations without reaching 0, or, with "
                         "--tmg-ripup, once the design has routed and its arcs failing their slack have not "
                         "gone below their fewest for 60 iterations; the next seed is tried: --seed-tries)")
-    p.add_argument("--lut-delay-target", type=int, default=0, metavar="PS",
+    p.add_argument("--lut-delay-target", type=int, default=None, metavar="PS",
                    help="map the logic into LUTs with yosys abc9's delay target PS (in ps) instead of "
-                        "synth_ecp5's fastest mapping: fewer LUTs, longer paths (10000 took 487 LUTs off the "
+                        "synth_ecp5's fastest mapping: fewer LUTs, longer paths (10000 took 1,054 LUT4 off the "
                         "Colorlight i5's accelerator; docs/fpga.md, 'The Colorlight i5 with an accelerator'). "
-                        "Default 0: synth_ecp5's own")
+                        "Default: the target's (--list shows it); 0: synth_ecp5's own")
     p.add_argument("--nextpnr-arg", action="append", metavar="ARG",
                    help="one more argument for nextpnr-ecp5 (repeatable, each word apart; recorded in "
                         "report.json), e.g. --nextpnr-arg=--router2-heatmap --nextpnr-arg=heat; after the "

@@ -72,6 +72,11 @@ class SoCConfig:
     # positions; 32 words a quarter of that (docs/fpga.md, "The Colorlight
     # i5 with an accelerator").
     te_queue_depth: int = 128
+    # Records of the TensorEngine's LOG_ON activity trace buffer (a power of
+    # 2, 16 .. 4096; two block RAMs at 256 on an ECP5), or 0: no trace (LOG_ON
+    # and LOG_OFF still execute, nothing is recorded; TRACE_STATUS reads depth
+    # 0 and the firmware says so instead of printing a report).
+    te_trace_depth: int = 256
     # 0: the SoC's Wishbone interconnect is a crossbar (a master reaches one
     # slave while another master reaches another); 1: one shared bus (one
     # master at a time, the others wait), about 1.1k LUT4 smaller on an ECP5
@@ -150,6 +155,9 @@ class SoCConfig:
         if not _is_pow2(self.te_queue_depth) or not 16 <= self.te_queue_depth <= 4096:
             raise ConfigError(f"te_queue_depth={self.te_queue_depth}: the TensorEngine's instruction queue must "
                               f"be a power of 2 from 16 to 4096 words")
+        if self.te_trace_depth and (not _is_pow2(self.te_trace_depth) or not 16 <= self.te_trace_depth <= 4096):
+            raise ConfigError(f"te_trace_depth={self.te_trace_depth}: the activity trace buffer must be 0 (none) "
+                              f"or a power of 2 from 16 to 4096 records")
         if self.bus_shared not in (0, 1):
             raise ConfigError(f"bus_shared={self.bus_shared}: must be 0 (a crossbar) or 1 (one shared bus)")
         if self.host_msb_first not in (0, 1):

@@ -34,6 +34,8 @@ def test_default_is_valid_and_exported_to_c():
     ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
     ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),
     ("te_queue_depth", 8, "a power of 2 from 16 to 4096 words"),
+    ("te_trace_depth", 100, "must be 0 .none. or a power of 2 from 16 to 4096 records"),
+    ("te_trace_depth", 8192, "must be 0 .none. or a power of 2 from 16 to 4096 records"),
     ("bus_shared", 2, "must be 0 .a crossbar. or 1 .one shared bus."),
     ("host_sensor", 2, "must be 1 .the sensor port. or 0 .none: Acquire answers SENSOR."),
 ])

@@ -102,6 +102,7 @@ def test_host_port_colorlight_i5_accelerator_build():
     """A third SoC build: the accelerator the Colorlight i5 is to carry
     (``soc/targets/colorlight_i5.py``, ``ACCEL_CONFIG``: one PCORE of 8
     lanes, four loop levels, no vector path, a 32-word instruction queue,
+    no activity trace (the firmware says so under TE_TRACE),
     the VexRiscv ``minimal`` with the firmware compiled for rv32i, a 24 KiB
     ROM, one shared bus with the CPU's fetches gapped, no sensor port),
     with the compact memory sizes: the example models
@@ -114,7 +115,7 @@ def test_host_port_colorlight_i5_accelerator_build():
     from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
     config = ACCEL_CONFIG.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
     build = SimBuild(config, ROOT / "build" / "test" / "soc-i5", log=lambda *_: None, cpu_variant=ACCEL_CPU_VARIANT)
-    testcase = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact"]
+    testcase = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact", "accelerator_trace_printed"]
     # The VexRiscv minimal has no caches and no multiplier: relu_cnn3's 27 KiB
     # WModel did not finish within the tests' 20 ms, and the inferences take
     # 1.25-1.57x the standard variant's cycles (the MLP in software 24x), so

@@ -29,13 +29,15 @@ def test_engine_long_random(seed):
 def test_engine_without_its_vector_path():
     """SoCConfig.te_vector_path = 0 (the smallest FPGAs' engine), with the
     shallowest instruction queue (te_queue_depth = 16, so the bench's
-    writer waits for room on most instructions): the random instructions
-    give the executor's results with every transfer on the element path
-    (the test asserts that no transfer took the vector path)."""
+    writer waits for room on most instructions) and no activity trace
+    (te_trace_depth = 0): the random instructions give the executor's
+    results with every transfer on the element path (the test asserts that
+    no transfer took the vector path), and LOG_ON records nothing."""
     from tensorsoc.verification.te.run import run, test_config
-    config = test_config().with_overrides(te_vector_path=0, te_queue_depth=16)
-    tests, fails, results = run(config, testcases=["random_instructions"], extra_env={"TSOC_TE_RANDOM": "600"})
-    assert tests == 1 and fails == 0, f"see {results}"
+    config = test_config().with_overrides(te_vector_path=0, te_queue_depth=16, te_trace_depth=0)
+    tests, fails, results = run(config, testcases=["random_instructions", "trace_buffer_depth"],
+                                extra_env={"TSOC_TE_RANDOM": "600"})
+    assert tests == 2 and fails == 0, f"see {results}"
 
 
 @pytest.mark.sim

@@ -13,7 +13,7 @@ from tensorsoc.cores.tensor_engine.engine import TensorEngineCore
 
 
 class TensorEngine(LiteXModule):
-    def __init__(self, config, ddr_base, ddr_size, queue_depth=None, trace_depth=256):
+    def __init__(self, config, ddr_base, ddr_size, queue_depth=None, trace_depth=None):
         self.doc = ModuleDoc(title="TensorEngine", body=(
             "Executes the tensor instructions of docs/tensor_isa.md: the MCORE writes them word by word to "
             "QUEUE (checking QUEUE_SPACE), reads CALLBACK markers and ERRORS, and while LOG_ON is in effect "

@@ -167,7 +167,7 @@ class TensorEngineCore(Module):
     """
 
     def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=None, cb_depth=16, fifo_depth=8,
-                 trace_depth=256):
+                 trace_depth=None):
         vw = config.vw
         levels = config.te_levels      # loop levels per side (the decoder refuses more: DECODE)
         pm = PCOREMap(config)
@@ -188,7 +188,9 @@ class TensorEngineCore(Module):
         self.xfer_active = Signal()       # a transfer is executing (trace)
         self.xfer_vector = Signal()       # ... on the vector path
         # Activity trace (LOG_ON): the next 32-bit word of the buffer (0: empty),
-        # trace_pop takes it; trace_level records buffered.
+        # trace_pop takes it; trace_level records buffered.  Records:
+        # ``config.te_trace_depth`` unless ``trace_depth`` (0: no trace).
+        trace_depth = config.te_trace_depth if trace_depth is None else trace_depth
         self.trace_word = Signal(32)
         self.trace_pop = Signal()
         self.trace_level = Signal(max=trace_depth + 2)
@@ -765,29 +767,31 @@ class TensorEngineCore(Module):
             self.comb += v.eq(Mux(step == unit, expr, 0))
             return v
 
-        # While an overlapping transfer's destination half is still only
-        # decoded (dst_pending, not yet handed) the trace takes its
-        # destination attributes from the decoded registers.
-        t_dec = Signal()
-        t_dst_space, t_dst_dtype, t_scatter = Signal(3), Signal(2), Signal()
-        t_dst_count, t_dst_step = Signal(32), Signal(32)
-        self.comb += [
-            t_dec.eq(dst_pending & ~dst_handed),
-            t_dst_space.eq(Mux(t_dec, d_dst.space, dst.space)),
-            t_dst_dtype.eq(Mux(t_dec, d_dst.dtype, dst.dtype)),
-            t_scatter.eq(Mux(t_dec, d_scatter, scatter)),
-            t_dst_count.eq(Mux(t_dec, d_l0_count[0], l0_count[0])),
-            t_dst_step.eq(Mux(t_dec, d_l0_step[0], l0_step[0])),
-        ]
-        self.submodules.trace = tr = ActivityTrace(dict(
-            process=process, dst=t_dst_space, src=src.space,
-            dst_v=vattr(t_dst_space, t_dst_dtype, t_dst_count, t_dst_step), dst_x2=t_dst_dtype == DT["INT16"],
-            src_v=vattr(src.space, src.dtype, l0_count[1], l0_step[1]), src_x2=src.dtype == DT["INT16"],
-            scatter=t_scatter, vector=vmode), depth=trace_depth)
-        self.comb += [
-            tr.log_on.eq(self.log_on), tr.busy.eq(self.busy), tr.xfer_active.eq(self.xfer_active),
-            self.trace_word.eq(tr.word), tr.pop.eq(self.trace_pop), self.trace_level.eq(tr.level),
-        ]
+        if trace_depth:
+            # While an overlapping transfer's destination half is still only
+            # decoded (dst_pending, not yet handed) the trace takes its
+            # destination attributes from the decoded registers.
+            t_dec = Signal()
+            t_dst_space, t_dst_dtype, t_scatter = Signal(3), Signal(2), Signal()
+            t_dst_count, t_dst_step = Signal(32), Signal(32)
+            self.comb += [
+                t_dec.eq(dst_pending & ~dst_handed),
+                t_dst_space.eq(Mux(t_dec, d_dst.space, dst.space)),
+                t_dst_dtype.eq(Mux(t_dec, d_dst.dtype, dst.dtype)),
+                t_scatter.eq(Mux(t_dec, d_scatter, scatter)),
+                t_dst_count.eq(Mux(t_dec, d_l0_count[0], l0_count[0])),
+                t_dst_step.eq(Mux(t_dec, d_l0_step[0], l0_step[0])),
+            ]
+            self.submodules.trace = tr = ActivityTrace(dict(
+                process=process, dst=t_dst_space, src=src.space,
+                dst_v=vattr(t_dst_space, t_dst_dtype, t_dst_count, t_dst_step), dst_x2=t_dst_dtype == DT["INT16"],
+                src_v=vattr(src.space, src.dtype, l0_count[1], l0_step[1]), src_x2=src.dtype == DT["INT16"],
+                scatter=t_scatter, vector=vmode), depth=trace_depth)
+            self.comb += [
+                tr.log_on.eq(self.log_on), tr.busy.eq(self.busy), tr.xfer_active.eq(self.xfer_active),
+                self.trace_word.eq(tr.word), tr.pop.eq(self.trace_pop), self.trace_level.eq(tr.level),
+            ]
+        # else: no trace buffer; trace_word and trace_level stay 0.
 
         # ------------------------------------------------------------------
         # Element path, a pipeline (the vector path reads the generators

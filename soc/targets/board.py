@@ -64,6 +64,9 @@ class BoardTarget:
     # option given there replaces the target's, value and all): what the
     # target's placement and clocks were measured with (docs/fpga.md).
     nextpnr_args: tuple = ()
+    # yosys abc9's LUT-mapping delay target in ps (`tsoc bitstream
+    # --lut-delay-target` overrides), or 0: synth_ecp5's own, fastest mapping.
+    lut_delay_target: int = 0
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
     def host_sclk_max(self, mode):

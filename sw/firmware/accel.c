@@ -299,6 +299,11 @@ int accel_run(const volatile uint32_t *record, uint32_t layer)
 #endif
 			load_code(record, 0);
 	}
+	if (trace && !(tensor_engine_trace_status_read() >> CSR_TENSOR_ENGINE_TRACE_STATUS_DEPTH_OFFSET)) {
+		printf("accel: layer %lu: no TensorEngine activity trace in this build (te_trace_depth=0)\n",
+		       (unsigned long)layer);
+		trace = 0;
+	}
 	if (trace) {
 		printf("accel: layer %lu: TensorEngine activity (LOG_ON .. LOG_OFF)\n", (unsigned long)layer);
 		te_trace_init(&st);

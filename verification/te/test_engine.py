@@ -9,6 +9,7 @@ import cocotb
 import numpy as np
 
 from tensorsoc.spec import tensor_isa as isa
+from tensorsoc.sw import te_trace
 from tensorsoc.spec.config import SoCConfig
 from tensorsoc.verification.golden.tensor_exec import Machine
 from tensorsoc.verification.te.bfm import TEBench, expected_snapshot, diff_snapshots
@@ -285,3 +286,36 @@ async def far_indices(dut):
         machine.run([t])
         await bench.run(isa.encode(t))
         await _check(bench, machine, name)
+
+
+@cocotb.test()
+async def trace_buffer_depth(dut):
+    """LOG_ON .. LOG_OFF around two transfers.  With a trace buffer
+    (te_trace_depth > 0) its records come out, LOG_ON first and LOG_OFF
+    last; without one (te_trace_depth = 0) trace_level and trace_word stay 0.
+    Either way the transfers give the executor's results."""
+    config, bench, machine = await _setup(dut)
+    _randomise(machine, random.Random(5))
+    bench.load(machine)
+    n = 2 * config.vw
+
+    def side(space, base):
+        return isa.Side(space=isa.SPACES[space][0], dtype=isa.DTYPES["INT16"][0], base=base, check_mask=1,
+                        levels=[isa.Level(count=n, step=2, bound=n)])
+
+    prog = [isa.Log(on=1),
+            isa.Transfer(dst=side("SCRATCH", 0), src=side("DDR", 0)),
+            isa.Transfer(dst=side("DDR", 512), src=side("SCRATCH", 0)),
+            isa.Log(on=0)]
+    machine.run(prog)
+    await bench.run([w for i in prog for w in isa.encode(i)])
+    await _check(bench, machine, "LOG_ON program")
+    machine.trace.clear()
+    level = int(dut.trace_level.value)
+    words = await bench.trace_words()
+    if config.te_trace_depth:
+        names = [r.name for r in te_trace.decode(words)]
+        assert level == len(names) and names[0] == "LOG_ON" and names[-1] == "LOG_OFF" \
+            and names.count("XFER_START") == 2, (level, names)
+    else:
+        assert level == 0 and words == [], f"te_trace_depth=0, yet {level} records, words {words}"
