@@ -3,6 +3,7 @@
 SDRAM init gateware replays LiteDRAM's sequence; the report parser and the
 timing check."""
 
+import dataclasses
 import json
 import os
 import re
@@ -687,7 +688,6 @@ def test_target_nextpnr_args_come_first_and_a_given_option_replaces_its_own():
     before --nextpnr-arg; an option given again replaces the target's, value
     and all, whichever way its value is written; the flow's own options are
     refused from the target as from the command line."""
-    import dataclasses
     from tensorsoc.soc import bitstream
     from tensorsoc.soc.builder import BuildError
     own = ("--tmg-ripup", "--placer-heap-timingweight", "30")
@@ -731,6 +731,15 @@ def test_lut_delay_target_maps_for_area(monkeypatch, capsys):
     assert len(synth) == 1 and "-run" not in synth[0] and "abc9" not in (build_dir / "gateware" / "tensorsoc.ys").read_text()
     status, err, _ = fake_build(monkeypatch, capsys, "lut-bad", extra=["--lut-delay-target", "-5"])
     assert status != 0 and "--lut-delay-target -5" in err
+    # Without the option the target's own (BoardTarget.lut_delay_target); 0 overrides it.
+    from tensorsoc.soc.targets import TARGETS
+    monkeypatch.setitem(TARGETS, "colorlight_i5", dataclasses.replace(TARGETS["colorlight_i5"], lut_delay_target=12000))
+    status, err, build_dir = fake_build(monkeypatch, capsys, "lut-target", fmax=met)
+    assert status == 0, err
+    assert json.loads((build_dir / "report.json").read_text())["lut_delay_target"] == 12000
+    status, err, build_dir = fake_build(monkeypatch, capsys, "lut-target-off", fmax=met, extra=["--lut-delay-target", "0"])
+    assert status == 0, err
+    assert json.loads((build_dir / "report.json").read_text())["lut_delay_target"] == 0
 
 
 def test_shared_bus_gaps_the_minimal_cpus_fetches(monkeypatch, capsys):

@@ -60,7 +60,8 @@ TARGET = BoardTarget(
 # and one shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the
 # crossbar; the SoC gaps the minimal CPU's fetches so the host port's DMA gets
 # the bus, soc/tensorsoc.py FetchGap); like the target, no sensor port.  Not
-# the target's own configuration yet: it does not fit the 25F (docs/fpga.md,
+# the target's own configuration yet: with yosys's area mapping it packs into
+# 92% of the 25F's LUT positions, and router2 does not route that (docs/fpga.md,
 # "The Colorlight i5 with an accelerator"); tests/test_host_soc.py runs the
 # example models on it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
