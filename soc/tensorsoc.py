@@ -14,6 +14,7 @@ from litex.soc.integration.soc_core import SoCCore
 from tensorsoc.spec.config import SoCConfig, DEFAULT
 from tensorsoc.spec.memory_map import MEM_MAP   # noqa: F401 (exported to the firmware by LiteX's mem.h / soc.h)
 
+
 def cpu_has_icache(cpu_variant):
     """Whether the VexRiscv variant fetches through an instruction cache
     (LiteX's ``minimal`` variants fetch every instruction over the bus)."""

@@ -21,8 +21,10 @@ class Bench(Module):
 
 
 def run(gap, cycles=60):
-    """(cycle at which the DMA's read was acknowledged or None, word it read,
-    fetches acknowledged in ``cycles``)."""
+    """The DMA master asks for one word at clock 3 and gives up at clock
+    ``cycles``; the run ends ``cycles`` clocks after that.  Returns the
+    clock of the DMA's acknowledge (None: never), the word it read, and the
+    fetches acknowledged in the whole run."""
     dut = Bench(gap)
     result = {"dma": None, "data": None, "fetches": 0}
 

@@ -55,9 +55,8 @@ TARGET = BoardTarget(
 # The accelerator the 25F is to carry (issue 17: at least 8 MACs per clock at
 # 50 MHz): one PCORE of 8 lanes and 8 threads, four loop levels, no vector
 # path, a 32-word instruction queue, no activity trace (`te_trace_depth=0`),
-# the VexRiscv `minimal` (rv32i firmware),
-# a 24 KiB boot ROM (the firmware is about 20 KiB; 12 DP16KD instead of 16)
-# and one shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the
+# the VexRiscv `minimal` (rv32i firmware), a 24 KiB boot ROM (the firmware is
+# about 20 KiB; 12 DP16KD instead of 16) and one shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the
 # crossbar; the SoC gaps the minimal CPU's fetches so the host port's DMA gets
 # the bus, soc/tensorsoc.py FetchGap); like the target, no sensor port.  Not
 # the target's own configuration yet: with yosys's area mapping it packs into
