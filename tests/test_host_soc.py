@@ -50,6 +50,10 @@ QPI_MODELS = "relu_cnn3"
 FAST = {"TSOC_HOST_PATH": "fast"}
 PINS = {"TSOC_HOST_PATH": "pins"}
 
+# The Colorlight i5's accelerator build (test_host_port_colorlight_i5_accelerator_build):
+# no sensor port and no trace buffer, so its own cases for both.
+I5_CASES = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact", "accelerator_trace_printed"]
+
 
 def test_every_host_test_runs():
     """No cocotb test of verification/soc/test_host.py is left out of both lists."""
@@ -58,7 +62,7 @@ def test_every_host_test_runs():
     tests = {f.name for f in ast.walk(ast.parse(src)) if isinstance(f, ast.AsyncFunctionDef)
              and any("cocotb.test" in ast.unparse(d) for d in f.decorator_list)}
     assert tests == (set(SPI_CASES) | set(QPI_CASES) | set(FAST_SPI_CASES) | set(FAST_QPI_CASES)
-                     | set(MSB_QPI_CASES))
+                     | set(MSB_QPI_CASES) | set(I5_CASES))
 
 
 # Each run: host path, link mode, the example models, the cocotb tests.
@@ -115,7 +119,7 @@ def test_host_port_colorlight_i5_accelerator_build():
     from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
     config = ACCEL_CONFIG.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
     build = SimBuild(config, ROOT / "build" / "test" / "soc-i5", log=lambda *_: None, cpu_variant=ACCEL_CPU_VARIANT)
-    testcase = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact", "accelerator_trace_printed"]
+    testcase = I5_CASES
     # The VexRiscv minimal has no caches and no multiplier: relu_cnn3's 27 KiB
     # WModel did not finish within the tests' 20 ms, and the inferences take
     # 1.25-1.57x the standard variant's cycles (the MLP in software 24x), so
