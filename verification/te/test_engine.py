@@ -34,6 +34,12 @@ def _randomise(machine, rng):
     machine.spu[:] = g.integers(-32768, 32768, machine.spu.size)
 
 
+def _side(space, dtype, base, count, step=None, levels=None):
+    es = isa.element_bytes(isa.SPACES[space][0], isa.DTYPES[dtype][0])
+    lv = levels or [isa.Level(count=count, step=es if step is None else step, bound=count)]
+    return isa.Side(space=isa.SPACES[space][0], dtype=isa.DTYPES[dtype][0], base=base, check_mask=1, levels=lv)
+
+
 async def _setup(dut):
     config = _config()
     bench = TEBench(dut, config, DDR_BYTES)
@@ -298,14 +304,9 @@ async def trace_buffer_depth(dut):
     _randomise(machine, random.Random(5))
     bench.load(machine)
     n = 2 * config.vw
-
-    def side(space, base):
-        return isa.Side(space=isa.SPACES[space][0], dtype=isa.DTYPES["INT16"][0], base=base, check_mask=1,
-                        levels=[isa.Level(count=n, step=2, bound=n)])
-
     prog = [isa.Log(on=1),
-            isa.Transfer(dst=side("SCRATCH", 0), src=side("DDR", 0)),
-            isa.Transfer(dst=side("DDR", 512), src=side("SCRATCH", 0)),
+            isa.Transfer(dst=_side("SCRATCH", "INT16", 0, n), src=_side("DDR", "INT16", 0, n)),
+            isa.Transfer(dst=_side("DDR", "INT16", 512, n), src=_side("SCRATCH", "INT16", 0, n)),
             isa.Log(on=0)]
     machine.run(prog)
     await bench.run([w for i in prog for w in isa.encode(i)])

@@ -12,16 +12,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from tensorsoc.sw import te_trace
 from tensorsoc.spec import tensor_isa as isa
-from tensorsoc.verification.te.test_engine import _setup, _randomise, _check
-
-SP = {n: v[0] for n, v in isa.SPACES.items()}
-DT = {n: v[0] for n, v in isa.DTYPES.items()}
-
-
-def _side(space, dtype, base, count, step=None, levels=None):
-    es = isa.element_bytes(SP[space], DT[dtype])
-    lv = levels or [isa.Level(count=count, step=es if step is None else step, bound=count)]
-    return isa.Side(space=SP[space], dtype=DT[dtype], base=base, check_mask=1, levels=lv)
+from tensorsoc.verification.te.test_engine import _setup, _randomise, _check, _side
 
 
 def _xfer(dst, src, process=0, scatter=0):
