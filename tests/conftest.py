@@ -1,6 +1,8 @@
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -10,46 +12,140 @@ from tensorsoc.soc.builder import ROOT
 # background while the rest of the session runs.
 FPGA_TEST = "tests/test_fpga_build.py::test_colorlight_i5_bitstream"
 FPGA_BUILD = ROOT / "build" / "test" / "fpga" / "colorlight_i5"
+FPGA_LOG = FPGA_BUILD.parent / "colorlight_i5.out"
+FPGA_STATUS = FPGA_BUILD.parent / "colorlight_i5.status"     # the exit status, written when it ends
+FPGA_PID = FPGA_BUILD.parent / "colorlight_i5.pid"
+
+# Runs the build with its output in the log, then writes its exit status.
+_WRAP = ("import os, subprocess, sys\n"
+         "log, status, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+         "with open(log, 'w') as out:\n"
+         "    rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)\n"
+         "open(status + '.tmp', 'w').write(str(rc))\n"
+         "os.replace(status + '.tmp', status)\n")
+
+
+class FpgaBuild:
+    """The background `tsoc bitstream --board colorlight_i5`, in a process
+    group of its own (stopping it stops nextpnr too).  Whoever started it or
+    not (an xdist worker waits for the build its controller started), the
+    exit status comes from FPGA_STATUS."""
+
+    def __init__(self, proc=None):
+        self.proc = proc
+        self.log = FPGA_LOG
+
+    @classmethod
+    def start(cls):
+        FPGA_BUILD.mkdir(parents=True, exist_ok=True)
+        FPGA_STATUS.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "tensorsoc.cli", "bitstream", "--board", "colorlight_i5",
+               "--build-dir", str(FPGA_BUILD)]
+        proc = subprocess.Popen([sys.executable, "-c", _WRAP, str(FPGA_LOG), str(FPGA_STATUS), *cmd], cwd=ROOT,
+                                start_new_session=True)
+        FPGA_PID.write_text(str(proc.pid))
+        return cls(proc)
+
+    def running(self):
+        if self.proc is not None:
+            return self.proc.poll() is None
+        try:
+            os.kill(int(FPGA_PID.read_text()), 0)
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def wait(self, timeout):
+        """The build's exit status (after at most ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        while not FPGA_STATUS.exists():
+            if not self.running() and not FPGA_STATUS.exists():
+                raise RuntimeError(f"the background bitstream build (pid in {FPGA_PID}) ended without an exit "
+                                   f"status; its output: {FPGA_LOG}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the background bitstream build did not end within {timeout} s ({FPGA_LOG})")
+            time.sleep(2)
+        return int(FPGA_STATUS.read_text())
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait()
+
+
+def _xdist_worker(config):
+    return hasattr(config, "workerinput")
 
 
 def fpga_build_process(config):
-    """The background `tsoc bitstream` of the i5 (started on first use):
-    (Popen, log file)."""
+    """The background i5 build: started on first use, or, in an xdist
+    worker, the one the controller started when the workers had collected."""
     if getattr(config, "_tsoc_fpga", None) is None:
-        FPGA_BUILD.mkdir(parents=True, exist_ok=True)
-        log = FPGA_BUILD.parent / "colorlight_i5.out"
-        with open(log, "w") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "tensorsoc.cli", "bitstream", "--board", "colorlight_i5",
-                                     "--build-dir", str(FPGA_BUILD)], cwd=ROOT, stdout=out,
-                                    stderr=subprocess.STDOUT)
-        config._tsoc_fpga = (proc, log)
+        config._tsoc_fpga = FpgaBuild() if _xdist_worker(config) else FpgaBuild.start()
     return config._tsoc_fpga
 
 
 LONG = os.environ.get("TSOC_LONG") == "1"
 SKIP_LONG = pytest.mark.skip(reason="long tier: `make regress` runs it (TSOC_LONG=1)")
 
+# `make test` runs on two cores with pytest-xdist (--dist loadgroup): each
+# test file is one unit of work, kept on one worker, except these families,
+# which share build folders whose runs write the same files (the
+# TensorEngine top's run folder, build/regress) and go to one worker
+# together.  The files holding the longest simulations go first (measured:
+# the TensorEngine family about 500 s, the host port's SoC tests about 480 s
+# of one core), the quick Python units fill the gaps at the end.
+FAMILIES = {"test_te_engine.py": "te", "test_te_fetch.py": "te", "test_te_layers.py": "te",
+            "test_te_trace.py": "te", "test_model_report.py": "te",
+            "test_regress_sim.py": "regress", "test_regress_dask.py": "regress",
+            "test_pcore_array.py": "pcore", "test_pcore_lane.py": "pcore"}
+FIRST = ["te", "test_host_soc.py", "regress", "test_soc_sim.py", "test_host_datasheet.py", "test_wishbone_cdc.py",
+         "test_fpga_targets.py", "test_board_soc.py", "pcore", "test_sim_gen_cache.py"]
 
-@pytest.hookimpl(trylast=True)      # after -m / -k have deselected
+
+def _group(item):
+    name = item.path.name
+    return FAMILIES.get(name, name)
+
+
+@pytest.hookimpl(tryfirst=True)     # before xdist names the groups
 def pytest_collection_modifyitems(session, config, items):
-    """The long tier (@pytest.mark.long) is skipped unless TSOC_LONG=1.  The
-    i5 bitstream test goes last, its build starts now (yosys and nextpnr are
-    single-threaded: the second core builds while the simulations run)."""
+    """The long tier (@pytest.mark.long) is skipped unless TSOC_LONG=1.
+    Every test gets its xdist group (its file or its family); the groups
+    are ordered longest first, the i5 bitstream test goes last, and, without
+    xdist, its build starts now (yosys and nextpnr are single-threaded: the
+    second core builds while the simulations run).  With xdist the
+    controller starts it once the workers have collected."""
     if not LONG:
         for item in items:
             if item.get_closest_marker("long"):
                 item.add_marker(SKIP_LONG)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    rank = {g: i for i, g in enumerate(FIRST)}
     fpga = [i for i in items if i.nodeid == FPGA_TEST]
-    if fpga and not config.option.collectonly:
-        items[:] = [i for i in items if i.nodeid != FPGA_TEST] + fpga
+    rest = [i for i in items if i.nodeid != FPGA_TEST]
+    items[:] = sorted(rest, key=lambda i: rank.get(_group(i), len(rank))) + fpga
+    if fpga and not config.option.collectonly and not _xdist_worker(config):
         fpga_build_process(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """xdist's controller: the workers collected the i5 bitstream test, so
+    its build starts (once, on the controller; the worker that gets the
+    test waits for it)."""
+    config = node.config
+    if (getattr(config, "_tsoc_fpga", None) is None and not config.option.collectonly
+            and any(i.split("@")[0] == FPGA_TEST for i in ids)):
+        config._tsoc_fpga = FpgaBuild.start()
 
 
 def pytest_unconfigure(config):
     """A session that ends early does not leave the build running."""
     started = getattr(config, "_tsoc_fpga", None)
-    if started is not None and started[0].poll() is None:
-        started[0].kill()
+    if started is not None:
+        started.stop()
 
 
 @pytest.fixture(scope="session")

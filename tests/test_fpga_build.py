@@ -19,9 +19,9 @@ from conftest import FPGA_BUILD, fpga_build_process
 def test_colorlight_i5_bitstream(request):
     from tensorsoc.soc.targets import get
     target = get("colorlight_i5")
-    proc, log = fpga_build_process(request.config)
-    status = proc.wait(timeout=3600)
-    text = log.read_text()
+    build = fpga_build_process(request.config)
+    status = build.wait(timeout=3600)
+    text = build.log.read_text()
     assert status == 0, f"tsoc bitstream exited {status}:\n{text[-3000:]}"
     assert "timing not met" not in text
 
