@@ -15,6 +15,9 @@ FPGA_BUILD = ROOT / "build" / "test" / "fpga" / "colorlight_i5"
 FPGA_LOG = FPGA_BUILD.parent / "colorlight_i5.out"
 FPGA_STATUS = FPGA_BUILD.parent / "colorlight_i5.status"     # the exit status, written when it ends
 FPGA_PID = FPGA_BUILD.parent / "colorlight_i5.pid"
+# The default-configuration SoC of the session (soc_build), whose cocotb
+# simulator the regression tests run too (one build, not two).
+SOC_BUILD_DIR = ROOT / "build" / "test" / "soc"
 
 # Runs the build with its output in the log, then writes its exit status.
 _WRAP = ("import os, subprocess, sys\n"
@@ -154,7 +157,7 @@ def soc_build():
     under build/test/soc (headers, firmware, Verilog)."""
     from tensorsoc.soc.builder import SimBuild
     from tensorsoc.verification.soc.runner import build_lock
-    build = SimBuild(build_dir=ROOT / "build" / "test" / "soc", log=lambda *_: None)
+    build = SimBuild(build_dir=SOC_BUILD_DIR, log=lambda *_: None)
     with build_lock(build.build_dir):
         build.generate()
     return build

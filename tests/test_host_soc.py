@@ -30,9 +30,10 @@ def run_host_tests(soc_build, name, extra_env=None, testcase=None):
 # mode (the largest example model, relu_cnn3's 25 KiB image and 4 KiB input;
 # the WServer upload; the trace report, printed during a model run) run in
 # QPI only, at 4 bits a clock.  The window overflow fills the whole model
-# window: it runs in QPI on the second (MSB-first) build, which has the
-# compact memory sizes (64 KiB model window; the default's 8 MiB would take
-# far too long).  `make regress` runs models and uploads in both modes.
+# window: it runs on the builds with the compact memory sizes (64 KiB model
+# window; the default's 8 MiB would take far too long): the Colorlight i5's
+# accelerator build in `make test`, and the MSB-first build (long tier).
+# `make regress` runs models and uploads in both modes.
 PIN_BOTH = ["rid_and_spec", "protocol_errors", "inference_without_model", "model_tensor_inference",
             "chunk_sequence_errors", "busy_acquire_and_sensor", "wtensor_throughput"]
 SPI_CASES = PIN_BOTH + ["host_path_switch"]     # one transport on both paths (the UVM env's)
@@ -52,7 +53,8 @@ PINS = {"TSOC_HOST_PATH": "pins"}
 
 # The Colorlight i5's accelerator build (test_host_port_colorlight_i5_accelerator_build):
 # no sensor port and no trace buffer, so its own cases for both.
-I5_CASES = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact", "accelerator_trace_printed"]
+I5_CASES = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact", "accelerator_trace_printed",
+            "oversize_model_and_window_bounds"]
 
 
 def test_every_host_test_runs():
@@ -81,14 +83,18 @@ def test_host_port(soc_build, run):
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
 
 
+@pytest.mark.long
 def test_host_port_msb_first_build():
-    """The second SoC build: the MSB-first bit order, in SPI and QPI, with the
-    compact memory sizes (the window-bound test fills its model window), and
-    the accelerator in a clock domain of its own at 137 MHz beside sys at 100
-    MHz (an unrelated ratio; soc/accel_domain.py): its QPI run adds the
-    example models, every layer on the accelerator and bit-exact, so the
-    crossings carry the CSRs, the kernels, the weights and the results.  (One
-    build for both options keeps `make test` within its time.)"""
+    """A second SoC build: the MSB-first bit order (an option neither board
+    uses), in SPI and QPI, with the compact memory sizes (the window-bound
+    test fills its model window), and the accelerator in a clock domain of
+    its own at 137 MHz beside sys at 100 MHz (an unrelated ratio;
+    soc/accel_domain.py): its QPI run adds the example models, every layer
+    on the accelerator and bit-exact, so the crossings carry the CSRs, the
+    kernels, the weights and the results.  Long tier (187 s of one core):
+    `make test` has the accelerator's own domain at the ULX3S's ratio
+    (tests/test_board_soc.py), the crossing at unrelated ratios
+    (tests/test_wishbone_cdc.py) and the window bounds on the i5 build."""
     from tensorsoc.soc.builder import ROOT, SimBuild
     from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
     build = SimBuild(DEFAULT.with_overrides(host_msb_first=1, accel_clk_freq=ACCEL_CLK_FREQ, **COMPACT_MEMORY),
@@ -111,7 +117,7 @@ def test_host_port_colorlight_i5_accelerator_build():
     ROM, one shared bus with the CPU's fetches gapped, no sensor port),
     with the compact memory sizes: the example models
     through the fast path in QPI, every layer on the accelerator and
-    bit-exact.  (At the simulation's sys clock, 100 MHz: the fast path
+    bit-exact, and the model window's bounds.  (At the simulation's sys clock, 100 MHz: the fast path
     needs an SCLK period of an even number of sys clocks, and the tests'
     SCLK is 50 MHz, the i5's sys.)"""
     from tensorsoc.soc.builder import ROOT, SimBuild

@@ -14,6 +14,8 @@ from tensorsoc.soc.builder import ROOT
 from tensorsoc.verification.regress import cluster
 from tensorsoc.verification.regress import plan as P
 
+from conftest import SOC_BUILD_DIR
+
 pytestmark = pytest.mark.sim
 
 OUT = ROOT / "build" / "regress"
@@ -29,7 +31,7 @@ def test_killed_workers_are_retried_or_reported_lost(monkeypatch, capsys):
     # the second at both attempts.
     monkeypatch.setenv(cluster.KILL_HOOK, "1,2")
     status = main(["regress", "--seed", str(SEED), "-n", str(N), "--tests", TEST, "-j", "2", "--no-waves-on-fail",
-                   "--build-dir", str(OUT / "soc"), "--out", str(out)])
+                   "--build-dir", str(SOC_BUILD_DIR), "--out", str(out)])
     console = capsys.readouterr().out
     print(console)
     assert status == 1, "a lost test fails the regression"
@@ -57,7 +59,7 @@ def test_killed_workers_are_retried_or_reported_lost(monkeypatch, capsys):
     assert "(1 lost: their workers died)" in html
     assert json.loads((out / "coverage.json").read_text())["hits"]       # the retried test's coverage merged
 
-    assert "simulator " in console and "shared: " + str(OUT / "soc") in console
+    assert "simulator " in console and "shared: " + str(SOC_BUILD_DIR) in console
     assert f"{first.name}: attempt 2 on" in console and f"{second.name}: attempt 2 on" in console
     assert "LOST" in console and "model/fast" in console
     # The killed attempts' simulations ended with their workers (worker.py).

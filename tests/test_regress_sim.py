@@ -12,6 +12,8 @@ import pytest
 
 from tensorsoc.soc.builder import ROOT
 
+from conftest import SOC_BUILD_DIR
+
 pytestmark = pytest.mark.sim
 
 OUT = ROOT / "build" / "regress"
@@ -20,7 +22,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 def regress(*args):
     from tensorsoc.cli import main
-    return main(["regress", "-j", "2", "--no-waves-on-fail", "--build-dir", str(OUT / "soc"), *args])
+    return main(["regress", "-j", "2", "--no-waves-on-fail", "--build-dir", str(SOC_BUILD_DIR), *args])
 
 
 def junit_cases(out):
@@ -49,25 +51,41 @@ def test_short_tier_passes(short_tier):
         assert int(props["cycles"]) > 10_000, props          # every test booted and ran
 
 
-def test_regression_can_fail():
-    """A flipped bit in one predicted result (the first RID's data) is caught
-    by the scoreboard: non-zero exit, a JUnit failure naming the mismatch,
-    the report's re-run command reproduces it."""
+@pytest.fixture(scope="module")
+def fault_run():
+    """ErrorInjectionTest with a flipped bit in one predicted result (the
+    first RID's data): (exit status, its JUnit case, the report's re-run
+    arguments)."""
     out = OUT / "test-fault"
     shutil.rmtree(out, ignore_errors=True)
     status = regress("--seed", "3", "-n", "1", "--tests", "ErrorInjectionTest", "--inject-fault", "RID:0",
                      "--out", str(out))
-    assert status == 1
     [case] = junit_cases(out)
-    failure = case.find("failure")
-    assert failure is not None and "RID" in failure.get("message") and "expected 0x32" in failure.get("message")
     html = (out / "report.html").read_text()
     rerun = html.split("<code class='rerun'>")[1].split("</code>")[0]
+    return status, case, rerun
+
+
+def test_regression_can_fail(fault_run):
+    """The flipped bit is caught by the scoreboard: non-zero exit, a JUnit
+    failure naming the mismatch, the report's re-run command names the test
+    and the fault; the same test without the fault passes, so the failure
+    came from the flipped bit."""
+    status, case, rerun = fault_run
+    assert status == 1
+    failure = case.find("failure")
+    assert failure is not None and "RID" in failure.get("message") and "expected 0x32" in failure.get("message")
     assert rerun.startswith(".venv/bin/tsoc regress --rerun ErrorInjectionTest/") and "--inject-fault RID:0" in rerun
     args = rerun.split()[2:]
-    assert regress(*args, "--out", str(OUT / "test-fault-rerun")) == 1
-    # The same test without the fault passes: the failure came from the flipped bit.
     assert regress(args[0], args[1], "--out", str(OUT / "test-fault-clean")) == 0
+
+
+@pytest.mark.long
+def test_rerun_command_reproduces_the_failure(fault_run):
+    """The report's re-run command, fault included, fails again (long tier:
+    a third regression run)."""
+    _, _, rerun = fault_run
+    assert regress(*rerun.split()[2:], "--out", str(OUT / "test-fault-rerun")) == 1
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),
