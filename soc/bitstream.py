@@ -788,6 +788,8 @@ def option_notes(cfg):
             notes.append(f"{depth}-word instruction queue")
         if not cfg.get("te_trace_depth", DEFAULT.te_trace_depth):
             notes.append("no activity trace (te_trace_depth=0)")
+        if cfg.get("te_dst_levels"):
+            notes.append(f"{cfg['te_dst_levels']} destination loop levels")
     if cfg.get("bus_shared"):
         notes.append("one shared bus")
     if not cfg.get("host_sensor", 1):
@@ -844,6 +846,7 @@ def config_table_markdown():
          if c.accelerator else "no (MCORE only)"),
         ("NP x NT x VW", lambda t, c: f"{c.np} x {c.nt} x {c.vw}" + ("" if c.accelerator else " (headers only)")),
         ("TensorEngine loop levels per side (`te_levels`)", lambda t, c: str(c.te_levels) if c.accelerator else "-"),
+        ("... of a destination (`te_dst_levels`)", lambda t, c: str(c.dst_levels) if c.accelerator else "-"),
         ("TensorEngine vector path (`te_vector_path`)",
          lambda t, c: ("yes" if c.te_vector_path else "no: the element path only") if c.accelerator else "-"),
         ("TensorEngine instruction queue (`te_queue_depth`)",

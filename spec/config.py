@@ -57,6 +57,15 @@ class SoCConfig:
     # (every example model's transfers fit) make the engine about 27%
     # smaller on an ECP5 than 8 (docs/fpga.md, "Four loop levels").
     te_levels: int = MAX_LEVELS
+    # Loop levels of the destination side alone (0: te_levels, the default;
+    # else 2 .. te_levels).  The model compiler's destinations take at most
+    # two on one PCORE (a row, and the threads or the PCORE dimension), so a
+    # small FPGA's engine can give its destination generator and decoded
+    # registers fewer levels than the source's (docs/fpga.md, "The
+    # destination's loop levels").  A transfer whose destination has more
+    # sets DECODE, like te_levels; the model compiler and the MCORE
+    # preprocessor refuse it with the limit.
+    te_dst_levels: int = 0
     # 1: the TensorEngine has its vector path (a memory word per clock for
     # the transfers that qualify, docs/tensor_engine.md "Vector path"); 0:
     # every transfer takes the element path (an element per clock), the same
@@ -149,6 +158,9 @@ class SoCConfig:
             raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
                               f"{MIN_TE_LEVELS} (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the "
                               f"instruction format's limit)")
+        if self.te_dst_levels and not MIN_TE_LEVELS <= self.te_dst_levels <= self.te_levels:
+            raise ConfigError(f"te_dst_levels={self.te_dst_levels}: the destination side's loop levels must be 0 "
+                              f"(as te_levels) or {MIN_TE_LEVELS} to te_levels={self.te_levels}")
         if self.te_vector_path not in (0, 1):
             raise ConfigError(f"te_vector_path={self.te_vector_path}: must be 1 (the TensorEngine's vector path) "
                               f"or 0 (the element path only)")
@@ -185,6 +197,11 @@ class SoCConfig:
         model = tensor - self.model_window_size
         return {"model": (model, self.model_window_size), "tensor": (tensor, self.tensor_window_size),
                 "server": (server, self.server_window_size)}
+
+    @property
+    def dst_levels(self):
+        """The TensorEngine's loop levels of a destination side."""
+        return self.te_dst_levels or self.te_levels
 
     @property
     def peak_macs_per_clock(self):

@@ -31,6 +31,8 @@ def test_default_is_valid_and_exported_to_c():
     ("accel_clk_freq", -1, "must be 0 .the accelerator in sys. or the accelerator's clock in Hz"),
     ("te_levels", 1, "must be 2 .a broadcast over the PCOREs and its row. to 8"),
     ("te_levels", 9, "must be 2 .* to 8"),
+    ("te_dst_levels", 1, "must be 0 .as te_levels. or 2 to te_levels=8"),
+    ("te_dst_levels", 9, "must be 0 .as te_levels. or 2 to te_levels=8"),
     ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
     ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),
     ("te_queue_depth", 8, "a power of 2 from 16 to 4096 words"),
@@ -210,3 +212,10 @@ def test_set_items_parsed_once():
                       ("np=two", "'two' is not an integer"), ("npp=2", "unknown configuration field(s): npp")):
         with pytest.raises(ConfigError, match=re.escape(msg)):
             SoCConfig().with_settings([item])
+
+
+def test_destination_levels_default_to_the_source_levels():
+    assert SoCConfig().dst_levels == 8 and SoCConfig(te_levels=4).dst_levels == 4
+    assert SoCConfig(te_levels=4, te_dst_levels=2).dst_levels == 2
+    with pytest.raises(ConfigError, match="te_dst_levels=5: .* or 2 to te_levels=4"):
+        SoCConfig(te_levels=4, te_dst_levels=5)

@@ -111,7 +111,7 @@ def test_host_port_msb_first_build():
 def test_host_port_colorlight_i5_accelerator_build():
     """A third SoC build: the accelerator the Colorlight i5 is to carry
     (``soc/targets/colorlight_i5.py``, ``ACCEL_CONFIG``: one PCORE of 8
-    lanes, four loop levels, no vector path, a 32-word instruction queue,
+    lanes, four loop levels (two for a destination), no vector path, a 32-word instruction queue,
     no activity trace (the firmware says so under TE_TRACE),
     the VexRiscv ``minimal`` with the firmware compiled for rv32i, a 24 KiB
     ROM, one shared bus with the CPU's fetches gapped, no sensor port),

@@ -218,6 +218,15 @@ def test_symbol_file_without_classes_says_so(tmp_path, capsys):
     assert f"(known: none: {s} declares no classes)" in err and "pass --symbols" not in err
 
 
+def _compile_line(tmp_path, syms, capsys, statement):
+    """``>statement;`` on line 3 of a C file, compiled with the symbol file
+    ``syms``: (the file, tsoc's exit status, its stderr)."""
+    src = tmp_path / "prog.c"
+    src.write_text(f"int main(void) {{\n    int p = 0;\n    >{statement};\n    return 0;\n}}\n")
+    rc = tsoc(["mcore", "compile", str(src), "-o", str(tmp_path / "out.c"), "--symbols", str(syms)])
+    return src, rc, capsys.readouterr().err
+
+
 def test_more_dimensions_than_the_engine_has_levels(tmp_path, capsys):
     """A symbol file for a TensorEngine of four loop levels (config
     te_levels): a five-dimensional tensor is refused at its line, with the
@@ -225,14 +234,10 @@ def test_more_dimensions_than_the_engine_has_levels(tmp_path, capsys):
     the format's 8 is a symbol-file error."""
     syms = tmp_path / "s.json"
     syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_levels": 4}}')
-    src = tmp_path / "prog.c"
     for dims, ok in ((4, True), (5, False)):
         shape = ",".join(["2"] * dims)
-        src.write_text("int main(void) {\n    int p = 0;\n"
-                       f"    >SCRATCH(0,{shape})[:]{'[:]' * (dims - 1)} <= DDR(p,{shape})[:]{'[:]' * (dims - 1)};\n"
-                       "    return 0;\n}\n")
-        rc = tsoc(["mcore", "compile", str(src), "-o", str(tmp_path / "out.c"), "--symbols", str(syms)])
-        err = capsys.readouterr().err
+        src, rc, err = _compile_line(tmp_path, syms, capsys,
+                                     f"SCRATCH(0,{shape})[:]{'[:]' * (dims - 1)} <= DDR(p,{shape})[:]{'[:]' * (dims - 1)}")
         if ok:
             assert rc == 0, err
         else:
@@ -242,3 +247,25 @@ def test_more_dimensions_than_the_engine_has_levels(tmp_path, capsys):
     syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_levels": 9}}')
     assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
     assert "config.te_levels: expected 2 to 8" in capsys.readouterr().err
+
+
+def test_a_destination_deeper_than_te_dst_levels(tmp_path, capsys):
+    """config te_dst_levels (2 here, under te_levels 4): a four-level source
+    into a two-level destination compiles; a three-level destination is
+    refused at its line, naming te_dst_levels; te_dst_levels above
+    te_levels is a symbol-file error."""
+    syms = tmp_path / "s.json"
+    syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, '
+                    '"config": {"te_levels": 4, "te_dst_levels": 2}}')
+    for dst, ok in (("SCRATCH(0,4,4)[:][:]", True), ("SCRATCH(0,2,2,4)[:][:][:]", False)):
+        src, rc, err = _compile_line(tmp_path, syms, capsys, f"{dst} <= DDR(p,2,2,2,2)[:][:][:][:]")
+        if ok:
+            assert rc == 0, err
+        else:
+            assert rc == 1
+            assert f"{src}:3:" in err and "tensor with 3 dimensions" in err
+            assert "at most 2 (the TensorEngine's loop levels, config te_dst_levels; the format allows 8)" in err
+    syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, '
+                    '"config": {"te_levels": 4, "te_dst_levels": 5}}')
+    assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
+    assert "config.te_dst_levels: expected at most config.te_levels (4)" in capsys.readouterr().err

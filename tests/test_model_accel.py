@@ -111,6 +111,38 @@ def test_four_loop_levels_carry_every_example_layer():
         assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), (path.stem, res)
 
 
+def test_two_destination_levels_carry_every_example_layer():
+    """The Colorlight i5's candidate engine (te_levels=4, te_dst_levels=2,
+    one PCORE) and the default geometry with two destination levels: every
+    layer of every example model accelerated and bit-exact on the reference
+    executor, itself refusing a deeper destination (DECODE)."""
+    i5 = dict(np=1, nt=8, vw=8, scratch_size=8192, pcore_private_words=256, pcore_shared_words=1024)
+    for cfg in (SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, **i5),
+                SoCConfig().with_overrides(te_levels=4, te_dst_levels=2)):
+        for path in EXAMPLES + [EXAMPLES[0].parent / "digits" / "digits_cnn.yaml"]:
+            model = load_model(path, cfg)
+            res = reference_check(model, cfg)
+            assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), (path.stem, res)
+
+
+def test_a_destination_deeper_than_the_engine_stays_in_software():
+    """A layer whose destinations need more levels than te_dst_levels stays
+    on the software path, the reason naming the destination and the
+    setting (a hand-made three-level destination through _check_levels)."""
+    from tensorsoc.spec import tensor_isa as isa
+    cfg = SoCConfig().with_overrides(te_levels=4, te_dst_levels=2)
+    lv = [isa.Level(count=2, step=1)] * 3
+    t = isa.Transfer(dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0, levels=lv),
+                     src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=0, levels=lv))
+    with pytest.raises(accel.NoProgram, match="destination needs 3 loop levels and this TensorEngine has "
+                                              r"te_dst_levels=2 \(an engine with --set te_dst_levels=3 runs it\)"):
+        accel._check_levels([t], cfg)
+    # the source may have all of te_levels
+    src4 = isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=0, levels=[isa.Level(count=2, step=1)] * 4)
+    dst1 = isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0, levels=[isa.Level(count=16, step=1)])
+    accel._check_levels([isa.Transfer(dst=dst1, src=src4)], cfg)
+
+
 def test_a_transfer_deeper_than_the_engine_stays_in_software():
     """A layer whose transfers need more loop levels than te_levels is not
     programmed for the engine: it stays on the software path and the reason

@@ -169,7 +169,8 @@ class TensorEngineCore(Module):
     def __init__(self, config, ddr_base=0, ddr_size=1 << 20, queue_depth=None, cb_depth=16, fifo_depth=8,
                  trace_depth=None):
         vw = config.vw
-        levels = config.te_levels      # loop levels per side (the decoder refuses more: DECODE)
+        levels = config.te_levels      # loop levels of the source side (the decoder refuses more: DECODE)
+        dst_levels = config.dst_levels  # ... of the destination side (SoCConfig.te_dst_levels; te_levels by default)
         pm = PCOREMap(config)
         self.config = config
         # Queue (``config.te_queue_depth`` words unless ``queue_depth``).
@@ -264,7 +265,7 @@ class TensorEngineCore(Module):
         d_scatter = Signal()
         d_vmode = Signal()
         d_bmode = Signal()
-        d_sides = [SideRegs(levels), SideRegs(levels)]
+        d_sides = [SideRegs(dst_levels), SideRegs(levels)]
         d_dst, d_src = d_sides
         d_l0_count = [Signal(32), Signal(32)]     # level 0 as written, per side: the trace's Vn
         d_l0_step = [Signal(32), Signal(32)]
@@ -278,7 +279,7 @@ class TensorEngineCore(Module):
         vmode = Signal()          # the transfer runs on the vector path
         bmode = Signal()          # ... in broadcast mode (below)
         self.bmode = bmode
-        sides = [SideRegs(levels), SideRegs(levels)]
+        sides = [SideRegs(dst_levels), SideRegs(levels)]
         self.dst, self.src = dst, src = sides
         l0_count = [Signal(32), Signal(32)]
         l0_step = [Signal(32), Signal(32)]
@@ -373,7 +374,9 @@ class TensorEngineCore(Module):
         sp = field(w, isa.SIDE_FIELDS, "space")
         dt = field(w, isa.SIDE_FIELDS, "dtype")
         nl = field(w, isa.SIDE_FIELDS, "nlevels")
-        self.comb += side_ok.eq((sp <= SPACE["SPU"]) & (dt <= DT["INT16"]) & (nl >= 1) & (nl <= levels)
+        # (sidesel: 1 for the source, decoded second)
+        nl_ok = (nl <= levels) if dst_levels == levels else (nl <= Mux(sidesel, levels, dst_levels))
+        self.comb += side_ok.eq((sp <= SPACE["SPU"]) & (dt <= DT["INT16"]) & (nl >= 1) & nl_ok
                                 & ~(sidesel & (sp == SPACE["SPU"])))
 
         take = Signal()
@@ -540,7 +543,7 @@ class TensorEngineCore(Module):
                 ).Elif(wr_op["side3"] & this, sd.ovl_start.eq(wr_signed)
                 ).Elif(wr_op["side4"] & this, sd.ovl_limit.eq(wr_w)),
             ]
-            for sl in range(levels):
+            for sl in range(len(sd.count)):
                 here = Signal(name=f"wr_here{k}_{sl}")
                 self.comb += here.eq(this & (wr_slot == sl))
                 self.sync += [
@@ -643,10 +646,10 @@ class TensorEngineCore(Module):
         bshift = Signal()
         self.comb += bshift.eq(fsm.ongoing("CHECK") & bshift_r)
         shift = []
-        for k in range(levels):
+        for k in range(dst_levels):
             for name in ("count", "step", "start", "stride", "bound", "chk", "ovl"):
                 reg = getattr(d_dst, name)
-                shift.append(reg[k].eq(reg[k + 1] if k + 1 < levels else (1 if name == "count" else 0)))
+                shift.append(reg[k].eq(reg[k + 1] if k + 1 < dst_levels else (1 if name == "count" else 0)))
         self.sync += If(bshift, *shift, d_dst.nbcast.eq(0), d_bc_copy.eq(bc_copy_next))
         fsm.act("SETTLE", NextState("ELIG"))       # the last level word's write lands
         fsm.act("ELIG", NextState("CHECK"))        # vok_r, bvok_r, bshift_r

@@ -53,21 +53,23 @@ TARGET = BoardTarget(
 )
 
 # The accelerator the 25F is to carry (issue 17: at least 8 MACs per clock at
-# 50 MHz): one PCORE of 8 lanes and 8 threads, four loop levels, no vector
+# 50 MHz): one PCORE of 8 lanes and 8 threads, four loop levels (two for a
+# destination, `te_dst_levels=2`: 1.0k LUT positions), no vector
 # path, a 32-word instruction queue, no activity trace (`te_trace_depth=0`),
 # the VexRiscv `minimal` (rv32i firmware), a 24 KiB boot ROM (the firmware is
 # about 20 KiB; 12 DP16KD instead of 16) and one shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the
 # crossbar; the SoC gaps the minimal CPU's fetches so the host port's DMA gets
 # the bus, soc/tensorsoc.py FetchGap); like the target, no sensor port.  Not
 # the target's own configuration yet: with yosys's area mapping it packs into
-# 92% of the 25F's LUT positions, and router2 does not route that (docs/fpga.md,
+# 88% of the 25F's LUT positions, and router2 did not route 92% (docs/fpga.md,
 # "The Colorlight i5 with an accelerator"); tests/test_host_soc.py runs the
 # example models on it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
 #     --set nt=8 --set vw=8 --set te_levels=4 --set te_vector_path=0 --set te_queue_depth=32
-#     --set rom_size=24576 --set bus_shared=1 --set te_trace_depth=0 --lut-delay-target 10000
+#     --set rom_size=24576 --set bus_shared=1 --set te_trace_depth=0 --set te_dst_levels=2
+#     --lut-delay-target 10000
 # builds it.
 ACCEL_CONFIG = TARGET.config.with_overrides(accelerator=1, np=1, nt=8, vw=8, te_levels=4, te_vector_path=0,
                                             te_queue_depth=32, rom_size=24 * 1024, bus_shared=1,
-                                            te_trace_depth=0)
+                                            te_trace_depth=0, te_dst_levels=2)
 ACCEL_CPU_VARIANT = "minimal"

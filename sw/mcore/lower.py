@@ -273,9 +273,10 @@ def plan_operand(o, ctx, source, role, fors):
     return side
 
 
-def order_levels(side, fors, source, limit=isa.MAX_LEVELS):
+def order_levels(side, fors, source, limit=isa.MAX_LEVELS, key="te_levels"):
     """Level order: non-FOR dims right to left, then FOR dims from the rightmost FOR directive.
-    ``limit``: the TensorEngine's loop levels per side (config ``te_levels``)."""
+    ``limit``: the TensorEngine's loop levels of this side (config ``key``: ``te_levels``, or
+    ``te_dst_levels`` for a destination)."""
     plain = [i for i in range(len(side.dims) - 1, -1, -1) if side.dims[i].forvar is None]
     by_for = {d.forvar: i for i, d in enumerate(side.dims) if d.forvar is not None}
     for name, _r, _tok in reversed(fors):
@@ -285,7 +286,7 @@ def order_levels(side, fors, source, limit=isa.MAX_LEVELS):
     if len(plain) > limit:
         raise source.error(side.tok, f"tensor with {len(plain)} dimensions",
                            f"at most {limit} (the TensorEngine's loop levels"
-                           + (f", config te_levels; the format allows {isa.MAX_LEVELS})" if limit < isa.MAX_LEVELS
+                           + (f", config {key}; the format allows {isa.MAX_LEVELS})" if limit < isa.MAX_LEVELS
                               else ")"))
 
 
@@ -324,7 +325,7 @@ def plan_transfer(stmt, ctx, source):
         src = plan_scalar(stmt.src, dst)
     limit = ctx.config.get("te_levels", isa.MAX_LEVELS)
     order_levels(src, stmt.fors, source, limit)
-    order_levels(dst, stmt.fors, source, limit)
+    order_levels(dst, stmt.fors, source, ctx.config.get("te_dst_levels", limit), "te_dst_levels")
     if stmt.scatter is not None:
         v = ctx.const(stmt.scatter, source)
         if v is None or not 0 <= v <= 7:

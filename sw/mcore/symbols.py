@@ -19,7 +19,7 @@ from tensorsoc.spec.tensor_isa import MAX_LEVELS
 
 FORMAT = "tensorsoc-pcore-symbols"
 VERSION = 1
-CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels")
+CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels", "te_dst_levels")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Symbols:
 def default_config():
     return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
             "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words,
-            "te_levels": DEFAULT.te_levels}
+            "te_levels": DEFAULT.te_levels, "te_dst_levels": DEFAULT.dst_levels}
 
 
 def empty():
@@ -85,9 +85,13 @@ def from_dict(data, path="<dict>"):
     for k, v in cfg.items():
         _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
         _need(_count(v, 1), path, f"config.{k}", "a positive integer")
-        _need(k != "te_levels" or MIN_TE_LEVELS <= v <= MAX_LEVELS, path, f"config.{k}",
+        _need(k not in ("te_levels", "te_dst_levels") or MIN_TE_LEVELS <= v <= MAX_LEVELS, path, f"config.{k}",
               f"{MIN_TE_LEVELS} to {MAX_LEVELS}")
         config[k] = v
+    if "te_dst_levels" not in cfg:         # (older files: the destination has the source's levels)
+        config["te_dst_levels"] = config["te_levels"]
+    _need(config["te_dst_levels"] <= config["te_levels"], path, "config.te_dst_levels",
+          f"at most config.te_levels ({config['te_levels']})")
     classes = data.get("classes", {})
     _need(isinstance(classes, dict), path, "'classes'", "an object")
     syms = Symbols(config=config, path=path)

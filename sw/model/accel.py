@@ -473,10 +473,10 @@ class _Gen:
         """f(func, process=0, **defines): the instructions of function ``func``
         of program source ``name``, with the symbols of the kernel ``prog``.
         The preprocessor may give a statement all the format's levels: the
-        transfers are checked against ``te_levels`` once their unit levels
-        are dropped (``compact``, ``_check_levels``)."""
+        transfers are checked against ``te_levels`` and ``te_dst_levels``
+        once their unit levels are dropped (``compact``, ``_check_levels``)."""
         d = prog.symbols()
-        d["config"]["te_levels"] = isa.MAX_LEVELS
+        d["config"]["te_levels"] = d["config"]["te_dst_levels"] = isa.MAX_LEVELS
         syms = symbols_mod.from_dict(d)
         return lambda func, process=0, **defines: compact(source(name).compile(func, syms, process, **defines))
 
@@ -823,10 +823,15 @@ def _check_levels(instrs, config):
     skipped, so the layer stays in software, saying why."""
     for i in instrs:
         if isinstance(i, isa.Transfer):
-            n = max(i.src.nlevels, i.dst.nlevels)
+            n = i.src.nlevels
             if n > config.te_levels:
                 raise NoProgram(f"a transfer needs {n} loop levels and this TensorEngine has "
                                 f"te_levels={config.te_levels} (an engine with --set te_levels={n} runs it)")
+            n = i.dst.nlevels
+            if n > config.dst_levels:
+                field = "te_dst_levels" if config.te_dst_levels else "te_levels"
+                raise NoProgram(f"a transfer's destination needs {n} loop levels and this TensorEngine has "
+                                f"{field}={config.dst_levels} (an engine with --set {field}={n} runs it)")
 
 
 def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):

@@ -147,6 +147,7 @@ class Machine:
     ddr_bytes: int = 1 << 20
     scratch_bytes: int = 32 * 1024
     te_levels: int = isa.MAX_LEVELS             # the engine's loop levels per side (SoCConfig.te_levels)
+    te_dst_levels: int = 0                      # ... of a destination (SoCConfig.te_dst_levels; 0: te_levels)
     kernel: Optional[Callable] = None          # kernel(machine, exe) for EXE_LOCKSTEP
     errors: int = 0
     callbacks: List[tuple] = field(default_factory=list)
@@ -167,13 +168,14 @@ class Machine:
         scratch-pad and the engine's loop levels (``kw``: ddr_bytes, kernel)."""
         return cls(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
                    shared_words=config.pcore_shared_words, scratch_bytes=config.scratch_size,
-                   te_levels=config.te_levels, **kw)
+                   te_levels=config.te_levels, te_dst_levels=config.dst_levels, **kw)
 
     @classmethod
     def from_config(cls, config, **kw):
         """A machine sized by a symbol-table config dict (np, nt, vw, private_words, shared_words)."""
         return cls(np=config["np"], nt=config["nt"], vw=config["vw"], private_words=config["private_words"],
-                   shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS), **kw)
+                   shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS),
+                   te_dst_levels=config.get("te_dst_levels", 0), **kw)
 
     # -- running ----------------------------------------------------------
     def run_words(self, words):
@@ -238,7 +240,8 @@ class Machine:
         return addr + isa.element_bytes(side.space, side.dtype) <= mem.shape[0]
 
     def _transfer(self, t):
-        if t.src.space == isa.space("SPU") or max(t.src.nlevels, t.dst.nlevels) > self.te_levels:
+        if (t.src.space == isa.space("SPU") or t.src.nlevels > self.te_levels
+                or t.dst.nlevels > (self.te_dst_levels or self.te_levels)):
             self.errors |= _ERR["DECODE"]
             return
         if t.count_error():

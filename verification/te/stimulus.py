@@ -151,6 +151,8 @@ def random_transfer(rng, geo, spu_loaded=False):
                 d_counts.insert(pos, rng.randrange(1, geo.config.np + 1 + (rng.random() < 0.1)))
             else:
                 d_counts.insert(pos, rng.randrange(1, 4))
+        if len(d_counts) > geo.config.dst_levels and rng.random() < 0.9:
+            continue            # (SoCConfig.te_dst_levels: one in ten kept, for DECODE)
         dst = _side(rng, geo, d_space, d_dt, d_counts, bcast, bstep)
         if vector:
             _vector_shape(rng, src)

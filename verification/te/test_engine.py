@@ -156,7 +156,7 @@ async def random_instructions(dut):
 def _deep(n):
     """A transfer whose destination has ``n`` levels of 2 (steps 2, 4, ...;
     the outermost checked, half of it out of bound), gathered from a
-    one-level source of 2**n elements."""
+    one-level source of 2**n elements (``_deep_src``: the other way)."""
     levels = [isa.Level(count=2, step=2 << k, bound=2) for k in range(n)]
     levels[-1] = isa.Level(count=2, step=2 << (n - 1), start=1, stride=1, bound=2)
     return isa.Transfer(
@@ -164,6 +164,18 @@ def _deep(n):
                      levels=levels),
         src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=40,
                      levels=[isa.Level(count=1 << n, step=1, bound=1 << n)]))
+
+
+def _deep_src(n):
+    """A transfer whose source has ``n`` levels of 2 (the outermost checked,
+    half of it out of bound: PAD), into a one-level destination."""
+    levels = [isa.Level(count=2, step=1 << k) for k in range(n)]
+    levels[-1] = isa.Level(count=2, step=1 << (n - 1), start=1, stride=1, bound=2)
+    return isa.Transfer(
+        src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=40, check_mask=1 << (n - 1),
+                     levels=levels),
+        dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT16"), base=256,
+                     levels=[isa.Level(count=1 << n, step=2, bound=1 << n)]), pad=0x1234)
 
 
 @cocotb.test()
@@ -199,18 +211,22 @@ async def decode_errors(dut):
              "length too long": long_len, "9 levels": bad_levels}
     if config.te_levels < isa.MAX_LEVELS:
         # encodable, but more levels than this engine has (SoCConfig.te_levels)
-        cases[f"{config.te_levels + 1} levels"] = isa.encode(_deep(config.te_levels + 1))
+        cases[f"{config.te_levels + 1} levels"] = isa.encode(_deep_src(config.te_levels + 1))
+    if config.dst_levels < isa.MAX_LEVELS:
+        # ... or than its destination side has (SoCConfig.te_dst_levels)
+        cases[f"destination of {config.dst_levels + 1} levels"] = isa.encode(_deep(config.dst_levels + 1))
     for name, words in cases.items():
         await bench.run(words + gw)
         machine.run([good])
         machine.errors |= 1 << isa.ERRORS["DECODE"][0]
         await _check(bench, machine, name)
-    # As many levels as the engine has: executes.
-    deep = _deep(config.te_levels)
-    machine.run([deep])
-    assert machine.errors == 0
-    await bench.run(isa.encode(deep))
-    await _check(bench, machine, f"{config.te_levels} levels")
+    # As many levels as the engine has, on each side: executes.
+    for what, deep in ((f"source of {config.te_levels} levels", _deep_src(config.te_levels)),
+                       (f"destination of {config.dst_levels} levels", _deep(config.dst_levels))):
+        machine.run([deep])
+        assert machine.errors == 0, what
+        await bench.run(isa.encode(deep))
+        await _check(bench, machine, what)
     # A transfer whose element counts differ: COUNT, nothing written.
     cnt = isa.Transfer(dst=good.dst, src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=300,
                                                     levels=[isa.Level(count=9, step=1, bound=9)]))
