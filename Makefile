@@ -24,7 +24,7 @@ SIM_ARGS   ?=
 # tests in one process, in order).  Each test file is one unit of work
 # (tests/conftest.py: FAMILIES, FIRST).
 TEST_JOBS  ?= $(shell nproc 2>/dev/null || echo 1)
-XDIST      := $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder)
+XDIST      := $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 ifeq ($(TRACE),1)
 SIM_ARGS += --trace $(BUILD)/sim/tensorsoc.fst
 endif

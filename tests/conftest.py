@@ -91,13 +91,14 @@ def fpga_build_process(config):
 LONG = os.environ.get("TSOC_LONG") == "1"
 SKIP_LONG = pytest.mark.skip(reason="long tier: `make regress` runs it (TSOC_LONG=1)")
 
-# `make test` runs on two cores with pytest-xdist (--dist loadgroup): each
-# test file is one unit of work, kept on one worker, except these families,
-# which share build folders whose runs write the same files (the
-# TensorEngine top's run folder, build/regress) and go to one worker
-# together.  The files holding the longest simulations go first (measured:
-# the TensorEngine family about 500 s, the host port's SoC tests about 480 s
-# of one core), the quick Python units fill the gaps at the end.
+# `make test` runs on two cores with pytest-xdist (--dist loadfile, with
+# the scheduler below): each test file is one unit of work, kept on one
+# worker, except these families, which share build folders whose runs write
+# the same files (the TensorEngine top's run folder) or outputs
+# (build/regress) and go to one worker together.  The files holding the
+# longest simulations go first (measured: the TensorEngine family about 500
+# s, the host port's SoC tests about 480 s of one core), the quick Python
+# units fill the gaps at the end.
 FAMILIES = {"test_te_engine.py": "te", "test_te_fetch.py": "te", "test_te_layers.py": "te",
             "test_te_trace.py": "te", "test_model_report.py": "te",
             "test_regress_sim.py": "regress", "test_regress_dask.py": "regress",
@@ -106,25 +107,42 @@ FIRST = ["te", "test_host_soc.py", "regress", "test_soc_sim.py", "test_host_data
          "test_fpga_targets.py", "test_board_soc.py", "pcore", "test_sim_gen_cache.py"]
 
 
-def _group(item):
-    name = item.path.name
+def _group_of(path):
+    """The unit of work of a test file (``path``: its node id's file part)."""
+    name = path.rsplit("/", 1)[-1]
     return FAMILIES.get(name, name)
 
 
-@pytest.hookimpl(tryfirst=True)     # before xdist names the groups
+def _group(item):
+    return _group_of(item.nodeid.split("::")[0])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's --dist loadfile with the families above as single units (its
+    loadgroup, which would read xdist_group marks, renames node ids in a way
+    pytest 9 ignores: every test went out on its own)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FamilyScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return _group_of(nodeid.split("::")[0])
+    return FamilyScheduling(config, log)
+
+
+@pytest.hookimpl(trylast=True)      # after -m / -k have deselected
 def pytest_collection_modifyitems(session, config, items):
-    """The long tier (@pytest.mark.long) is skipped unless TSOC_LONG=1.
-    Every test gets its xdist group (its file or its family); the groups
-    are ordered longest first, the i5 bitstream test goes last, and, without
-    xdist, its build starts now (yosys and nextpnr are single-threaded: the
-    second core builds while the simulations run).  With xdist the
-    controller starts it once the workers have collected."""
+    """The long tier (@pytest.mark.long) is skipped unless TSOC_LONG=1.  The
+    groups are ordered longest first, the i5 bitstream test goes last, and,
+    without xdist, its build starts now (yosys and nextpnr are
+    single-threaded: the second core builds while the simulations run).
+    With xdist the controller starts it once the workers have collected."""
     if not LONG:
         for item in items:
             if item.get_closest_marker("long"):
                 item.add_marker(SKIP_LONG)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
     rank = {g: i for i, g in enumerate(FIRST)}
     fpga = [i for i in items if i.nodeid == FPGA_TEST]
     rest = [i for i in items if i.nodeid != FPGA_TEST]
@@ -140,7 +158,7 @@ def pytest_xdist_node_collection_finished(node, ids):
     test waits for it)."""
     config = node.config
     if (getattr(config, "_tsoc_fpga", None) is None and not config.option.collectonly
-            and any(i.split("@")[0] == FPGA_TEST for i in ids)):
+            and FPGA_TEST in ids):
         config._tsoc_fpga = FpgaBuild.start()
 
 
