@@ -100,15 +100,20 @@ def test_small_pcore_memories_tile_instead_of_falling_back():
     assert any("tiles" in p.tiling for p, _ok in res.values())
 
 
-def test_four_loop_levels_carry_every_example_layer():
-    """The boards' TensorEngine (te_levels=4): every layer of every example
-    model is still accelerated and bit-exact on the reference executor,
-    itself limited to four levels (a deeper transfer would set DECODE)."""
-    cfg = SoCConfig().with_overrides(te_levels=4)
+def _every_example_layer_accelerated(cfg):
+    """Every layer of every example model (and the digits CNN) programmed
+    for the engine ``cfg`` describes and bit-exact on the reference executor."""
     for path in EXAMPLES + [EXAMPLES[0].parent / "digits" / "digits_cnn.yaml"]:
         model = load_model(path, cfg)
         res = reference_check(model, cfg)
         assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), (path.stem, res)
+
+
+def test_four_loop_levels_carry_every_example_layer():
+    """The boards' TensorEngine (te_levels=4): every layer of every example
+    model is still accelerated and bit-exact on the reference executor,
+    itself limited to four levels (a deeper transfer would set DECODE)."""
+    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4))
 
 
 def test_two_destination_levels_carry_every_example_layer():
@@ -117,12 +122,8 @@ def test_two_destination_levels_carry_every_example_layer():
     layer of every example model accelerated and bit-exact on the reference
     executor, itself refusing a deeper destination (DECODE)."""
     i5 = dict(np=1, nt=8, vw=8, scratch_size=8192, pcore_private_words=256, pcore_shared_words=1024)
-    for cfg in (SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, **i5),
-                SoCConfig().with_overrides(te_levels=4, te_dst_levels=2)):
-        for path in EXAMPLES + [EXAMPLES[0].parent / "digits" / "digits_cnn.yaml"]:
-            model = load_model(path, cfg)
-            res = reference_check(model, cfg)
-            assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), (path.stem, res)
+    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, **i5))
+    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2))
 
 
 def test_a_destination_deeper_than_the_engine_stays_in_software():

@@ -153,29 +153,21 @@ async def random_instructions(dut):
     assert not missing or total < 500, f"random stimulus never exercised: {missing}"
 
 
-def _deep(n):
-    """A transfer whose destination has ``n`` levels of 2 (steps 2, 4, ...;
-    the outermost checked, half of it out of bound), gathered from a
-    one-level source of 2**n elements (``_deep_src``: the other way)."""
-    levels = [isa.Level(count=2, step=2 << k, bound=2) for k in range(n)]
-    levels[-1] = isa.Level(count=2, step=2 << (n - 1), start=1, stride=1, bound=2)
-    return isa.Transfer(
-        dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT16"), base=256, check_mask=1 << (n - 1),
-                     levels=levels),
-        src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=40,
-                     levels=[isa.Level(count=1 << n, step=1, bound=1 << n)]))
-
-
-def _deep_src(n):
-    """A transfer whose source has ``n`` levels of 2 (the outermost checked,
-    half of it out of bound: PAD), into a one-level destination."""
-    levels = [isa.Level(count=2, step=1 << k) for k in range(n)]
-    levels[-1] = isa.Level(count=2, step=1 << (n - 1), start=1, stride=1, bound=2)
-    return isa.Transfer(
-        src=isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=40, check_mask=1 << (n - 1),
-                     levels=levels),
-        dst=isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT16"), base=256,
-                     levels=[isa.Level(count=1 << n, step=2, bound=1 << n)]), pad=0x1234)
+def _deep(n, role="dst"):
+    """A transfer whose ``role`` side ("dst" or "src") has ``n`` levels of 2
+    (the outermost checked, half of it out of bound: skipped writes, or PAD
+    reads), the other side one level of 2**n elements; the destination is
+    INT16 in the scratch-pad, the source INT8 in DDR."""
+    def side(r):
+        space, dtype, base, es = ("SCRATCH", "INT16", 256, 2) if r == "dst" else ("DDR", "INT8", 40, 1)
+        if r != role:
+            return isa.Side(space=isa.space(space), dtype=isa.dtype(dtype), base=base,
+                            levels=[isa.Level(count=1 << n, step=es, bound=1 << n)])
+        levels = [isa.Level(count=2, step=es << k, bound=2) for k in range(n - 1)]
+        levels.append(isa.Level(count=2, step=es << (n - 1), start=1, stride=1, bound=2))
+        return isa.Side(space=isa.space(space), dtype=isa.dtype(dtype), base=base, check_mask=1 << (n - 1),
+                        levels=levels)
+    return isa.Transfer(dst=side("dst"), src=side("src"), pad=0x1234 if role == "src" else 0)
 
 
 @cocotb.test()
@@ -211,7 +203,7 @@ async def decode_errors(dut):
              "length too long": long_len, "9 levels": bad_levels}
     if config.te_levels < isa.MAX_LEVELS:
         # encodable, but more levels than this engine has (SoCConfig.te_levels)
-        cases[f"{config.te_levels + 1} levels"] = isa.encode(_deep_src(config.te_levels + 1))
+        cases[f"{config.te_levels + 1} levels"] = isa.encode(_deep(config.te_levels + 1, "src"))
     if config.dst_levels < isa.MAX_LEVELS:
         # ... or than its destination side has (SoCConfig.te_dst_levels)
         cases[f"destination of {config.dst_levels + 1} levels"] = isa.encode(_deep(config.dst_levels + 1))
@@ -221,7 +213,7 @@ async def decode_errors(dut):
         machine.errors |= 1 << isa.ERRORS["DECODE"][0]
         await _check(bench, machine, name)
     # As many levels as the engine has, on each side: executes.
-    for what, deep in ((f"source of {config.te_levels} levels", _deep_src(config.te_levels)),
+    for what, deep in ((f"source of {config.te_levels} levels", _deep(config.te_levels, "src")),
                        (f"destination of {config.dst_levels} levels", _deep(config.dst_levels))):
         machine.run([deep])
         assert machine.errors == 0, what
