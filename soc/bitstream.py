@@ -790,6 +790,10 @@ def option_notes(cfg):
             notes.append("no activity trace (te_trace_depth=0)")
         if cfg.get("te_dst_levels"):
             notes.append(f"{cfg['te_dst_levels']} destination loop levels")
+        if not cfg.get("te_dst_overlap", 1):
+            notes.append("no destination overlap (te_dst_overlap=0)")
+        if cfg.get("pcore_shift_dsp"):
+            notes.append("the lanes' right shift through the DSP blocks (pcore_shift_dsp=1)")
     if cfg.get("bus_shared"):
         notes.append("one shared bus")
     if not cfg.get("host_sensor", 1):
@@ -847,6 +851,11 @@ def config_table_markdown():
         ("NP x NT x VW", lambda t, c: f"{c.np} x {c.nt} x {c.vw}" + ("" if c.accelerator else " (headers only)")),
         ("TensorEngine loop levels per side (`te_levels`)", lambda t, c: str(c.te_levels) if c.accelerator else "-"),
         ("... of a destination (`te_dst_levels`)", lambda t, c: str(c.dst_levels) if c.accelerator else "-"),
+        ("... a destination's overlap group (`te_dst_overlap`)",
+         lambda t, c: ("yes" if c.te_dst_overlap else "no: DECODE") if c.accelerator else "-"),
+        ("PCORE lanes' rounding right shift (`pcore_shift_dsp`)",
+         lambda t, c: ("DSP blocks: 3 MULT18X18D per lane" if c.pcore_shift_dsp else "fabric: 1 MULT18X18D per lane")
+         if c.accelerator else "-"),
         ("TensorEngine vector path (`te_vector_path`)",
          lambda t, c: ("yes" if c.te_vector_path else "no: the element path only") if c.accelerator else "-"),
         ("TensorEngine instruction queue (`te_queue_depth`)",

@@ -79,7 +79,8 @@ class Block:
 
 def _lane(config, build_dir):
     from tensorsoc.cores.pcore.lane import generate_verilog, module_name
-    return Elaborated(None, [], [generate_verilog(build_dir)], module_name())
+    dsp = bool(config.pcore_shift_dsp)
+    return Elaborated(None, [], [generate_verilog(build_dir, dsp_shift=dsp)], module_name(dsp_shift=dsp))
 
 
 def _pcore(config, build_dir):
@@ -94,8 +95,9 @@ def _pcore(config, build_dir):
     # The sequencer's signals only: its logic is not part of the block (it
     # is not a submodule), so its outputs are inputs of this netlist.
     seq = PCORESequencer(config.np, config.nt, vw, config.pcore_imem_words)
-    pc = PCore(0, seq, te, config.nt, vw, config.pcore_private_words, config.pcore_shared_words)
-    return Elaborated(pc, [seq, te, pc.te_rdata], [generate_verilog(build_dir)])
+    dsp = bool(config.pcore_shift_dsp)
+    pc = PCore(0, seq, te, config.nt, vw, config.pcore_private_words, config.pcore_shared_words, dsp_shift=dsp)
+    return Elaborated(pc, [seq, te, pc.te_rdata], [generate_verilog(build_dir, dsp_shift=dsp)])
 
 
 def _pcore_array(config, build_dir):

@@ -45,6 +45,16 @@ class SoCConfig:
     pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
     pcore_shared_words: int = 4096       # per PCORE and per process space, 16-bit elements
     pcore_imem_words: int = 1024         # PCORE instruction memory (32-bit words), shared by the array's PCOREs
+    # 1: each lane's rounding right shift (mul, asr, accr) is a product in two
+    # more multipliers, (x' * m + 2**15) >> 16, instead of a shifter in the
+    # fabric: 3 MULT18X18D per lane instead of 1 and about 120 fewer LUTs
+    # per lane in the array, for an FPGA whose logic is full and whose DSP
+    # blocks are not (the Colorlight i5's 25F); the same results
+    # (docs/fpga.md, "The right shift through the DSP blocks, for the 25F").
+    # On the 85F the products' wide operands congested the routing beside
+    # the DSP rows, hence 0 by default (docs/fpga.md, "Right shifts in the
+    # fabric again").
+    pcore_shift_dsp: int = 0
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
     # models then run on the firmware's software path).
     accelerator: int = 1
@@ -66,6 +76,14 @@ class SoCConfig:
     # sets DECODE, like te_levels; the model compiler and the MCORE
     # preprocessor refuse it with the limit.
     te_dst_levels: int = 0
+    # 1: a destination may have an overlap group (``L(d1, d2, ...)``, the
+    # guide's overlapped dimension: docs/tensor_semantics.md); 0: it may not
+    # (DECODE; the model compiler never emits one, the MCORE preprocessor
+    # refuses it at its line) and the destination's address generator has
+    # no overlap offset (48-bit sums and compares per level): about 400 LUTs
+    # less on an ECP5 at two destination levels (docs/fpga.md, "A
+    # destination without overlap").  Sources keep theirs.
+    te_dst_overlap: int = 1
     # 1: the TensorEngine has its vector path (a memory word per clock for
     # the transfers that qualify, docs/tensor_engine.md "Vector path"); 0:
     # every transfer takes the element path (an element per clock), the same
@@ -154,6 +172,9 @@ class SoCConfig:
                               f"{1 << LOOP_END_BITS} (a loop's end address has {LOOP_END_BITS} bits)")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
+        if self.pcore_shift_dsp not in (0, 1):
+            raise ConfigError(f"pcore_shift_dsp={self.pcore_shift_dsp}: must be 0 (the lanes' rounding right "
+                              f"shift in the fabric) or 1 (through the DSP blocks)")
         if not MIN_TE_LEVELS <= self.te_levels <= MAX_LEVELS:
             raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
                               f"{MIN_TE_LEVELS} (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the "
@@ -161,6 +182,9 @@ class SoCConfig:
         if self.te_dst_levels and not MIN_TE_LEVELS <= self.te_dst_levels <= self.te_levels:
             raise ConfigError(f"te_dst_levels={self.te_dst_levels}: the destination side's loop levels must be 0 "
                               f"(as te_levels) or {MIN_TE_LEVELS} to te_levels={self.te_levels}")
+        if self.te_dst_overlap not in (0, 1):
+            raise ConfigError(f"te_dst_overlap={self.te_dst_overlap}: must be 1 (a destination may have an "
+                              f"overlap group) or 0 (it may not: DECODE)")
         if self.te_vector_path not in (0, 1):
             raise ConfigError(f"te_vector_path={self.te_vector_path}: must be 1 (the TensorEngine's vector path) "
                               f"or 0 (the element path only)")

@@ -269,3 +269,27 @@ def test_a_destination_deeper_than_te_dst_levels(tmp_path, capsys):
                     '"config": {"te_levels": 4, "te_dst_levels": 5}}')
     assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
     assert "config.te_dst_levels: expected at most config.te_levels (4)" in capsys.readouterr().err
+
+
+def test_an_overlapped_destination_without_te_dst_overlap(tmp_path, capsys):
+    """config te_dst_overlap=0: an overlapped group L(d1,d2) is refused in a
+    destination at its line, naming the field; in a source, and in a
+    destination where the engine has destination overlap, it compiles; a
+    value other than 0 or 1 is a symbol-file error."""
+    statement = "SCRATCH(0,3,10(2,4))[:][:][:] <= DDR(p,3,2,4)[:][:][:]"
+    for overlap, ok in ((1, True), (0, False)):
+        syms = tmp_path / "s.json"
+        syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, '
+                        f'"config": {{"te_levels": 4, "te_dst_overlap": {overlap}}}}}')
+        src, rc, err = _compile_line(tmp_path, syms, capsys, statement)
+        if ok:
+            assert rc == 0, err
+        else:
+            assert rc == 1
+            assert f"{src}:3:" in err and "overlapped dimension in a destination" in err
+            assert "config te_dst_overlap=0; an engine with --set te_dst_overlap=1 takes it" in err
+    src, rc, err = _compile_line(tmp_path, syms, capsys, "SCRATCH(0,3,2,4)[:][:][:] <= DDR(p,3,10(2,4))[:][:][:]")
+    assert rc == 0, err
+    syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_dst_overlap": 2}}')
+    assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
+    assert "config.te_dst_overlap: expected 0 or 1" in capsys.readouterr().err

@@ -125,6 +125,24 @@ def test_spu_source_is_a_decode_error():
     assert m.errors == ERR["DECODE"]
 
 
+def test_overlapped_destination_is_a_decode_error_without_te_dst_overlap():
+    """te_dst_overlap=0 (SoCConfig): a destination with an overlap group sets
+    DECODE and writes nothing; the same transfer runs with the default, and
+    an overlapped source runs either way."""
+    src = side("DDR", "INT8", 0, [(8, 1, 0, 1, 0)])
+    dst = side("SCRATCH", "INT8", 0, [(4, 1, 0, 1, 4), (2, 4, 0, 1, 2)], ovl_mask=3, ovl_limit=6)
+    for overlap, errors in ((0, ERR["DECODE"]), (1, 0)):
+        m = Machine(te_dst_overlap=overlap)
+        m.ddr[:8] = np.arange(1, 9)
+        m.execute(isa.Transfer(dst=dst, src=src))
+        assert m.errors == errors
+        assert list(m.scratch[:8]) == ([0] * 8 if errors else [1, 2, 3, 4, 5, 6, 0, 0])
+    m = Machine(te_dst_overlap=0)
+    m.execute(isa.Transfer(dst=side("SCRATCH", "INT8", 0, [(8, 1, 0, 1, 0)]),
+                           src=side("DDR", "INT8", 0, [(4, 1, 0, 1, 4), (2, 4, 0, 1, 2)], ovl_mask=3, ovl_limit=6)))
+    assert m.errors == 0
+
+
 def test_malformed_word_stream_sets_decode():
     m = Machine()
     m.run_words([0x0000FF01])

@@ -118,12 +118,13 @@ def test_four_loop_levels_carry_every_example_layer():
 
 def test_two_destination_levels_carry_every_example_layer():
     """The Colorlight i5's candidate engine (te_levels=4, te_dst_levels=2,
-    one PCORE) and the default geometry with two destination levels: every
-    layer of every example model accelerated and bit-exact on the reference
-    executor, itself refusing a deeper destination (DECODE)."""
+    no destination overlap, one PCORE) and the default geometry with two
+    destination levels and no destination overlap: every layer of every
+    example model accelerated and bit-exact on the reference executor,
+    itself refusing a deeper or overlapped destination (DECODE)."""
     i5 = dict(np=1, nt=8, vw=8, scratch_size=8192, pcore_private_words=256, pcore_shared_words=1024)
-    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, **i5))
-    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2))
+    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, te_dst_overlap=0, **i5))
+    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, te_dst_overlap=0))
 
 
 def test_a_destination_deeper_than_the_engine_stays_in_software():
@@ -142,6 +143,25 @@ def test_a_destination_deeper_than_the_engine_stays_in_software():
     src4 = isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=0, levels=[isa.Level(count=2, step=1)] * 4)
     dst1 = isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0, levels=[isa.Level(count=16, step=1)])
     accel._check_levels([isa.Transfer(dst=dst1, src=src4)], cfg)
+
+
+def test_an_overlapped_destination_stays_in_software_without_te_dst_overlap():
+    """te_dst_overlap=0: a transfer whose destination has an overlap group
+    keeps its layer in software, the reason naming the setting (a hand-made
+    transfer through _check_levels); an overlapped source is accepted."""
+    from tensorsoc.spec import tensor_isa as isa
+    cfg = SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, te_dst_overlap=0)
+    lv = [isa.Level(count=2, step=1), isa.Level(count=3, step=1)]
+
+    def side(space, ovl):
+        return isa.Side(space=isa.space(space), dtype=isa.dtype("INT8"), base=0, levels=lv,
+                        ovl_mask=3 if ovl else 0, ovl_limit=4 if ovl else 0)
+    with pytest.raises(accel.NoProgram, match="destination has an overlap group and this TensorEngine has "
+                                              r"te_dst_overlap=0 \(an engine with --set te_dst_overlap=1 runs it\)"):
+        accel._check_levels([isa.Transfer(dst=side("SCRATCH", True), src=side("DDR", False))], cfg)
+    accel._check_levels([isa.Transfer(dst=side("SCRATCH", False), src=side("DDR", True))], cfg)
+    accel._check_levels([isa.Transfer(dst=side("SCRATCH", True), src=side("DDR", False))],
+                        cfg.with_overrides(te_dst_overlap=1))
 
 
 def test_a_transfer_deeper_than_the_engine_stays_in_software():

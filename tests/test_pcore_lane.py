@@ -1,6 +1,8 @@
 """The MyHDL lane datapath against the golden fixed-point model: exhaustively
 at 4-bit data / 8-bit accumulator, randomly at 16/32 bits, in MyHDL's
-simulator and (sim-marked) as converted Verilog in Verilator."""
+simulator and (sim-marked) as converted Verilog in Verilator; each with the
+fabric's rounding right shift and with the DSP blocks' (``dsp_shift``,
+``SoCConfig.pcore_shift_dsp``)."""
 
 import os
 from pathlib import Path
@@ -27,17 +29,22 @@ def _check(op, stim, got, width, acc_width):
             f"got {got[name][bad[0]]}, expected {want[bad[0]]}")
 
 
+SHIFTS = pytest.mark.parametrize("dsp_shift", [False, True], ids=["fabric_shift", "dsp_shift"])
+
+
+@SHIFTS
 @pytest.mark.parametrize("op", list(isa.OP))
-def test_lane_exhaustive_small_width(op):
+def test_lane_exhaustive_small_width(op, dsp_shift):
     stim = stimulus(op, 4, 8)
-    _check(op, stim, run_lane(stim, 4, 8), 4, 8)
+    _check(op, stim, run_lane(stim, 4, 8, dsp_shift), 4, 8)
 
 
-def test_lane_random_16_bit():
+@SHIFTS
+def test_lane_random_16_bit(dsp_shift):
     rng = np.random.default_rng(2026)
     stims = [stimulus(op, 16, 32, rng, 400) for op in isa.OP]
     merged = {k: np.concatenate([s[k] for s in stims]) for k in stims[0]}
-    got = run_lane(merged, 16, 32)
+    got = run_lane(merged, 16, 32, dsp_shift)
     start = 0
     for op, s in zip(isa.OP, stims):
         n = len(s["op"])
@@ -73,20 +80,25 @@ def test_lane_accumulator_bypass(width, acc_width):
     assert stim["fwd"][2:].sum() > 100 and len(set(stim["op"])) == len(ops)
 
 
-def test_lane_converts_to_verilog(tmp_path):
-    path = generate_verilog(tmp_path)
+@SHIFTS
+def test_lane_converts_to_verilog(tmp_path, dsp_shift):
+    path = generate_verilog(tmp_path, dsp_shift=dsp_shift)
     text = Path(path).read_text()
-    assert f"module {module_name()}" in text
+    assert f"module {module_name(dsp_shift=dsp_shift)}" in text
     for port in ("input signed [15:0] a;", "input signed [31:0] acc_in;", "output signed [15:0] result;"):
         assert port in text
+    # the DSP variant's rounding is the product x' * m, the fabric's a shift by rlo
+    assert ("a_rs * $signed({1'b0, a_rmul})" in text) == dsp_shift
+    assert ("a_rs >>> $signed({1'b0, a_rlo})" in text) != dsp_shift
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("width,acc_width,mode", [(4, 8, "exhaustive"), (16, 32, "random")])
-def test_lane_verilog(width, acc_width, mode):
+@pytest.mark.parametrize("width,acc_width,mode,dsp_shift", [(4, 8, "exhaustive", False), (16, 32, "random", False),
+                                                            (4, 8, "exhaustive", True), (16, 32, "random", True)])
+def test_lane_verilog(width, acc_width, mode, dsp_shift):
     from cocotb_tools.check_results import get_results
     from tensorsoc.verification.pcore.build import REPO, build_lane
-    runner, bdir, top = build_lane(width, acc_width)
+    runner, bdir, top = build_lane(width, acc_width, dsp_shift)
     env = {"TSOC_LANE_WIDTH": str(width), "TSOC_LANE_ACC_WIDTH": str(acc_width), "TSOC_LANE_MODE": mode,
            "TSOC_LANE_VECTORS": os.environ.get("TSOC_LANE_VECTORS", "3000"),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}

@@ -30,14 +30,16 @@ def test_engine_without_its_vector_path():
     """SoCConfig.te_vector_path = 0 (the smallest FPGAs' engine), with the
     shallowest instruction queue (te_queue_depth = 16, so the bench's
     writer waits for room on most instructions) and no activity trace
-    (te_trace_depth = 0) and two destination loop levels (te_dst_levels = 2,
-    under the source's four; the Colorlight i5's candidate engine): the
-    random instructions give the executor's results with every transfer on
-    the element path (the test asserts that no transfer took the vector
-    path), LOG_ON records nothing, and a destination of three levels sets
-    DECODE where a source of four executes."""
+    (te_trace_depth = 0), two destination loop levels (te_dst_levels = 2,
+    under the source's four) and no destination overlap (te_dst_overlap =
+    0; the Colorlight i5's candidate engine): the random instructions give
+    the executor's results with every transfer on the element path (the
+    test asserts that no transfer took the vector path), LOG_ON records
+    nothing, and a destination of three levels or with an overlap group
+    sets DECODE where a source of four executes."""
     from tensorsoc.verification.te.run import run, test_config
-    config = test_config().with_overrides(te_vector_path=0, te_queue_depth=16, te_trace_depth=0, te_dst_levels=2)
+    config = test_config().with_overrides(te_vector_path=0, te_queue_depth=16, te_trace_depth=0, te_dst_levels=2,
+                                          te_dst_overlap=0)
     tests, fails, results = run(config, testcases=["random_instructions", "trace_buffer_depth", "decode_errors"],
                                 extra_env={"TSOC_TE_RANDOM": "600"})
     assert tests == 3 and fails == 0, f"see {results}"

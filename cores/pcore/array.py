@@ -76,7 +76,8 @@ class PCOREArrayCore(Module):
 
         self.pcores = []
         for p in range(np):
-            pc = PCore(p, seq, te, nt, vw, config.pcore_private_words, config.pcore_shared_words)
+            pc = PCore(p, seq, te, nt, vw, config.pcore_private_words, config.pcore_shared_words,
+                       dsp_shift=bool(config.pcore_shift_dsp))
             setattr(self.submodules, f"pcore{p}", pc)
             self.pcores.append(pc)
 

@@ -78,6 +78,7 @@ Ports (all outputs registered, latency ``LATENCY``):
 =========== ====== =========================================================
 """
 
+import warnings
 from pathlib import Path
 
 from myhdl import Signal, always, block, concat, intbv, toVerilog  # noqa: F401
@@ -95,7 +96,7 @@ def shift_bits_for(acc_width):
 
 @block
 def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result, acc_out, flag_out,
-               width=16, acc_width=32):
+               width=16, acc_width=32, dsp_shift=False):
     W, AW = width, acc_width
     # The left shifts run through the multiplier as a * 2**lo, moved up by
     # W*hi bits: sh < AW = 2W, so hi is 0 or 1, and lo = sh mod W.
@@ -105,7 +106,9 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
     PW = 2 * W                     # product width
     RW = max(PW, AW)               # the rounding right shift's input: product, accumulator or a
     XW = W + 2                     # add/sub results and the shl overflow marker (+-2**W)
-    TW = XW                        # what stage C saturates: XW values, and the rounded value narrowed to XW bits
+    # what stage C saturates: XW values, and the rounded value narrowed to
+    # XW bits; with dsp_shift the whole rounded product (RW + 1 bits)
+    TW = RW + 1 if dsp_shift else XW
     HW = RW + 2 - XW               # the rounding shift operand's bits from the XW-bit window's sign up
     TOP_ONES = (1 << (TW - W + 1)) - 1     # b_sat's bits TW-1 .. W-1 all set: a negative value in range
     LG = W.bit_length() - 1        # log2(W): the fine right shift's amount bits
@@ -124,6 +127,7 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
     # rounding shift's (add/sub, shl's overflow, the non-saturating
     # results), the accumulator operands.
     a_rlo = Signal(intbv(0)[LG:])                    # the right shift's fine amount (rlo)
+    a_rmul = Signal(intbv(0)[W:])                    # dsp_shift: the right shift's multiplier m
     a_prod = sig(-(1 << (PW - 1)), 1 << (PW - 1))   # a*b, or a * 2**lo (shl, accadd, accset)
     a_hi = Signal(bool(0))                           # accadd, accset: sh >= W, a << sh is the product << W
     a_sat = sig(-(1 << (XW - 1)), 1 << (XW - 1))     # add, sub, an overflowing shl (+-2**W), the non-saturating results
@@ -296,6 +300,55 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
         b_flag.next = a_flag
 
     @always(clk.posedge)
+    def stage_a_dsp():
+        # dsp_shift: m = 2**((W - sh) mod W) = 2**(W-1-rlo); for rz (sh = 0,
+        # shl; rlo = 0) 2**(W-1), as stage A doubled x
+        a_rmul.next = 1 << (W - 1 - rlo)
+
+    @always(clk.posedge)
+    def stage_b_dsp():
+        rprod = intbv(0, min=-(1 << (RW + W)), max=1 << (RW + W))
+        rnd = intbv(0, min=-(1 << RW), max=1 << RW)
+        base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
+        addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
+        sumw = intbv(0)[AW + 1:]
+        lshw = intbv(0)[AW:]
+
+        # round-half-up right shift by sh through a product (two DSP blocks
+        # for a 33 x 16-bit product): (x' * m + 2**(W-1)) >> W with stage
+        # A's x' (x >> W for sh > W, 2x for no shift) and m = 2**(W-1-rlo);
+        # the rounding constant rides in the product's sum, no adder of its
+        # own (docs/fpga.md, "The right shift through the DSP blocks, for
+        # the 25F").  The accumulator below is stage_b's, the same text: a
+        # MyHDL generator cannot call a shared helper.
+        rprod[:] = a_rs * a_rmul + (1 << (W - 1))
+        rnd[:] = rprod >> W
+        if a_rnd_res:
+            b_sat.next = rnd
+        else:
+            b_sat.next = a_sat
+
+        # accumulator: one AW-bit adder, wrapping modulo 2**AW:
+        # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; accadd,
+        # accset: a << sh = the product a * 2**lo, moved up by W bits when
+        # sh >= W); with the bypass, acc is the result stage C holds (the
+        # same thread's previous instruction, 2 clocks before)
+        if a_acc_keep and a_fwd:
+            base[:] = acc_out
+        elif a_acc_keep:
+            base[:] = a_x[AW:].signed()
+        else:
+            base[:] = 0
+        if a_hi:
+            lshw[:] = concat(a_prod[AW - W:], intbv(0)[W:])
+            addend[:] = lshw.signed()
+        else:
+            addend[:] = a_prod
+        sumw[:] = (base + addend) & ((1 << AW) - 1)
+        b_acc.next = sumw[AW:].signed()
+        b_flag.next = a_flag
+
+    @always(clk.posedge)
     def stage_c():
         # b_sat fits W bits when its bits TW-1 .. W-1 are all equal (two
         # all-ones/all-zeros trees, no magnitude compare on carry chains);
@@ -312,6 +365,8 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
         acc_out.next = b_acc
         flag_out.next = b_flag
 
+    if dsp_shift:
+        return stage_a, stage_a_dsp, stage_b_dsp, stage_c
     return stage_a, stage_b, stage_c
 
 
@@ -358,25 +413,31 @@ def lane_signals(width=16, acc_width=32):
     )
 
 
-def module_name(width=16, acc_width=32):
-    if (width, acc_width) == (16, 32):
-        return MODULE_NAME
-    return f"{MODULE_NAME}_{width}_{acc_width}"
+def module_name(width=16, acc_width=32, dsp_shift=False):
+    """The lane module's name: ``tsoc_pcore_lane`` for the 16/32-bit lane
+    with the fabric's right shift; the widths and ``_dsp`` appended else."""
+    name = MODULE_NAME if (width, acc_width) == (16, 32) else f"{MODULE_NAME}_{width}_{acc_width}"
+    return name + ("_dsp" if dsp_shift else "")
 
 
-def generate_verilog(build_dir, width=16, acc_width=32):
+def generate_verilog(build_dir, width=16, acc_width=32, dsp_shift=False):
     """Convert the lane to Verilog in ``build_dir``; returns the file path.
+    ``dsp_shift``: the rounding right shift through two more DSP blocks
+    (``SoCConfig.pcore_shift_dsp``), a module of its own name.
 
     The file is regenerated only if missing or older than this source."""
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
-    name = module_name(width, acc_width)
+    name = module_name(width, acc_width, dsp_shift)
     path = build_dir / f"{name}.v"
     if path.exists() and path.stat().st_mtime >= Path(__file__).stat().st_mtime \
             and path.stat().st_mtime >= Path(pcore_isa.__file__).stat().st_mtime:
         return path
     sig = lane_signals(width, acc_width)
-    inst = pcore_lane(**sig, width=width, acc_width=acc_width)
-    inst.convert(hdl="Verilog", path=str(build_dir), name=name, testbench=False,
-                 timescale="1ns/1ps")
+    inst = pcore_lane(**sig, width=width, acc_width=acc_width, dsp_shift=dsp_shift)
+    with warnings.catch_warnings():
+        # dsp_shift: stage A's fine amount (a_rlo) is the fabric shifter's, unread
+        warnings.filterwarnings("ignore", message=".*driven but not read: a_rlo")
+        inst.convert(hdl="Verilog", path=str(build_dir), name=name, testbench=False,
+                     timescale="1ns/1ps")
     return path

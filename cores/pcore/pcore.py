@@ -121,7 +121,7 @@ class TEPort:
 
 class PCore(Module):
     def __init__(self, index, seq, te, nt, vw, private_words, shared_words,
-                 data_width=16, acc_width=32):
+                 data_width=16, acc_width=32, dsp_shift=False):
         W, AW = data_width, acc_width
         lg = _bits(vw) if vw > 1 else 0
         pwords = private_words // vw            # vector words per thread and process
@@ -432,7 +432,7 @@ class PCore(Module):
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
         for i in range(vw):
-            self.specials += Instance(module_name(W, AW), name=f"lane{i}",
+            self.specials += Instance(module_name(W, AW, dsp_shift), name=f"lane{i}",
                 i_clk=ClockSignal(), i_op=r_op[i], i_a=r_a[i], i_b=r_b[i], i_mb=r_mb[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
                 i_sh=r_sh, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])

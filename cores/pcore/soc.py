@@ -168,7 +168,7 @@ class PCOREArray(LiteXModule):
 
     def verilog_sources(self, build_dir):
         """Verilog files the array instantiates (the MyHDL lane datapath)."""
-        return [str(generate_verilog(build_dir))]
+        return [str(generate_verilog(build_dir, dsp_shift=bool(self.config.pcore_shift_dsp)))]
 
 
 def add_pcore_array(soc, config, name="pcore", origin=None, imem_words=None, build_dir=None):

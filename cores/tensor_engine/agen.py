@@ -50,9 +50,18 @@ IDX_BITS = 34
 OVL_BITS = 48
 
 
+def _when(cond, stmt):
+    """[stmt] when ``cond``, else no statement (a feature left out)."""
+    return [stmt] if cond else []
+
+
 class SideRegs:
     """A decoded side: what the decoder writes and the generator reads,
-    ``levels`` slots."""
+    ``levels`` slots.  ``overlap``: the side may have an overlap group (set
+    False on a destination of ``SoCConfig.te_dst_overlap=0``: its generator
+    leaves the overlap offset out)."""
+
+    overlap = True
 
     def __init__(self, levels=isa.MAX_LEVELS):
         self.space = Signal(3)
@@ -82,7 +91,13 @@ class AddressGenerator(Module):
     holds (``vector.Geometry``).  The generator keeps ``cap`` and ``fits``
     as registers that follow ``addr`` and slot 0's iterations (computed
     from the candidates of their next values, one per level, in parallel),
-    so the decision which slot increments is made of flip-flops alone."""
+    so the decision which slot increments is made of flip-flops alone.
+    A side whose ``overlap`` is False has no overlap offset
+    (``SoCConfig.te_dst_overlap=0`` for the destination, whose decoder
+    refuses an overlap group): ``oob`` is the bound checks alone.  (Read
+    from the side, not a parameter: a new local name would rename the
+    generator's signals in the Verilog, through Migen's name tracer, and
+    re-roll the boards' placement.)"""
 
     def __init__(self, side, cap_of, range_of=None):
         self.load = Signal()       # in: start a new walk (side registers stable)
@@ -105,6 +120,7 @@ class AddressGenerator(Module):
         # # #
 
         n = len(side.count)
+
         # The mode and the element size are taken at load into this
         # generator's own flip-flops: they hold for the walk, and the engine's
         # vector-mode register, which reaches both generators, the vector
@@ -173,10 +189,10 @@ class AddressGenerator(Module):
                 # some slot above l increments: slots 0 .. l at their ends, not all slots
                 below[l].eq(at_end[0] & hi_end[l + 1] & ~hi_end[n]),
                 nsa[l].eq(sa[l] + incr),
-                ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0)),
+                *_when(side.overlap, ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0))),
                 nidx[l].eq(idx[l] + side.stride[l]),
             ]
-        self.comb += [If(sel[l], carry_sa.eq(nsa[l]), carry_go.eq(ngo[l])) for l in range(n)]
+        self.comb += [If(sel[l], carry_sa.eq(nsa[l]), *_when(side.overlap, carry_go.eq(ngo[l]))) for l in range(n)]
 
         limit = Signal((OVL_BITS, True))
         self.comb += [
@@ -254,10 +270,11 @@ class AddressGenerator(Module):
 
         def ovl_check(v):
             return side.ovl_en & ((v < 0) | (v >= limit))
-        ovl_c = [kept(ovl_check(v), f"novl{k}") for k, v in enumerate([side.ovl_start] + ngo)]
-        self.sync += If(self.load, ovl_oob.eq(ovl_c[0])
-            ).Elif(advance & sel[0], ovl_oob.eq(ovl_c[1])
-            ).Elif(advance & below[0], ovl_oob.eq(carry_of([None] + ovl_c[2:])))
+        if side.overlap:
+            ovl_c = [kept(ovl_check(v), f"novl{k}") for k, v in enumerate([side.ovl_start] + ngo)]
+            self.sync += If(self.load, ovl_oob.eq(ovl_c[0])
+                ).Elif(advance & sel[0], ovl_oob.eq(ovl_c[1])
+                ).Elif(advance & below[0], ovl_oob.eq(carry_of([None] + ovl_c[2:])))
         if range_of is not None:
             rng = []
             for k, a in enumerate([side.base, nsa0] + nsa[1:]):
@@ -288,10 +305,10 @@ class AddressGenerator(Module):
                     idx[l].eq(nidx[l]), far[l].eq(far_inc), oob_l[l].eq(inc_oob),
                 ),
                 If(self.load,
-                    left[l].eq(side.count[l]), sa[l].eq(side.base), go[l].eq(side.ovl_start),
+                    left[l].eq(side.count[l]), sa[l].eq(side.base), *_when(side.overlap, go[l].eq(side.ovl_start)),
                 ).Elif(advance & sel[l],
-                    left[l].eq(left[l] - (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), go[l].eq(ngo[l]),
+                    left[l].eq(left[l] - (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), *_when(side.overlap, go[l].eq(ngo[l])),
                 ).Elif(advance & below[l],
-                    left[l].eq(side.count[l]), sa[l].eq(carry_sa), go[l].eq(carry_go),
+                    left[l].eq(side.count[l]), sa[l].eq(carry_sa), *_when(side.overlap, go[l].eq(carry_go)),
                 )
             ]

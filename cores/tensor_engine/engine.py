@@ -499,7 +499,12 @@ class TensorEngineCore(Module):
         fsm.act("SIDE0", consume(
             NextValue(nlev, nl),
             If(side_ok, NextState("SIDE1")).Else(NextValue(bad, 1), NextState("SKIP"))))
+        # (SoCConfig.te_dst_overlap=0: a destination's overlap group is
+        # DECODE once the instruction is consumed; no new local name here,
+        # it would rename signals through Migen's tracer)
         fsm.act("SIDE1", consume(
+            *([] if config.te_dst_overlap else [
+                If(~sidesel & (field(w, isa.SIDE_FIELDS, "ovl_mask") != 0), NextValue(bad, 1))]),
             NextValue(chk_mask, field(w, isa.SIDE_FIELDS, "check_mask")),
             NextValue(ovl_mask, field(w, isa.SIDE_FIELDS, "ovl_mask")),
             NextValue(bmask, field(w, isa.SIDE_FIELDS, "bcast_mask")),
@@ -685,6 +690,7 @@ class TensorEngineCore(Module):
                       private_words=pm.private_words, shared_words=pm.shared_words)
         self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, vw),
                                                         range_of=lambda a: RangeCheck(src, a, **limits))
+        dst.overlap = bool(config.te_dst_overlap)     # (SideRegs.overlap: the generator's overlap offset)
         self.submodules.dst_gen = dg = AddressGenerator(dst, cap_of=cap_of(dst, vw),
                                                         range_of=lambda a: RangeCheck(dst, a, **limits))
         self.comb += [sg.load.eq(xfer_go | src_go), dg.load.eq(xfer_go | dst_go),

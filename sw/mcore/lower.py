@@ -326,6 +326,11 @@ def plan_transfer(stmt, ctx, source):
     limit = ctx.config.get("te_levels", isa.MAX_LEVELS)
     order_levels(src, stmt.fors, source, limit)
     order_levels(dst, stmt.fors, source, ctx.config.get("te_dst_levels", limit), "te_dst_levels")
+    if dst.ovl_limit is not None and not ctx.config.get("te_dst_overlap", 1):
+        tok = next((d.tok for d in dst.dims if d.overlap), dst.tok)
+        raise source.error(tok, "overlapped dimension in a destination",
+                           "none: this TensorEngine has no destination overlap (config te_dst_overlap=0; "
+                           "an engine with --set te_dst_overlap=1 takes it)")
     if stmt.scatter is not None:
         v = ctx.const(stmt.scatter, source)
         if v is None or not 0 <= v <= 7:

@@ -19,7 +19,7 @@ from tensorsoc.spec.tensor_isa import MAX_LEVELS
 
 FORMAT = "tensorsoc-pcore-symbols"
 VERSION = 1
-CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels", "te_dst_levels")
+CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels", "te_dst_levels", "te_dst_overlap")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,8 @@ class Symbols:
 def default_config():
     return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
             "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words,
-            "te_levels": DEFAULT.te_levels, "te_dst_levels": DEFAULT.dst_levels}
+            "te_levels": DEFAULT.te_levels, "te_dst_levels": DEFAULT.dst_levels,
+            "te_dst_overlap": DEFAULT.te_dst_overlap}
 
 
 def empty():
@@ -84,7 +85,10 @@ def from_dict(data, path="<dict>"):
     config = default_config()
     for k, v in cfg.items():
         _need(k in CONFIG_KEYS, path, f"config key '{k}'", "one of " + ", ".join(CONFIG_KEYS))
-        _need(_count(v, 1), path, f"config.{k}", "a positive integer")
+        if k == "te_dst_overlap":
+            _need(v in (0, 1) and not isinstance(v, bool), path, f"config.{k}", "0 or 1")
+        else:
+            _need(_count(v, 1), path, f"config.{k}", "a positive integer")
         _need(k not in ("te_levels", "te_dst_levels") or MIN_TE_LEVELS <= v <= MAX_LEVELS, path, f"config.{k}",
               f"{MIN_TE_LEVELS} to {MAX_LEVELS}")
         config[k] = v

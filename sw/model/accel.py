@@ -473,10 +473,12 @@ class _Gen:
         """f(func, process=0, **defines): the instructions of function ``func``
         of program source ``name``, with the symbols of the kernel ``prog``.
         The preprocessor may give a statement all the format's levels: the
-        transfers are checked against ``te_levels`` and ``te_dst_levels``
-        once their unit levels are dropped (``compact``, ``_check_levels``)."""
+        transfers are checked against ``te_levels``, ``te_dst_levels`` and
+        ``te_dst_overlap`` once their unit levels are dropped (``compact``,
+        ``_check_levels``)."""
         d = prog.symbols()
         d["config"]["te_levels"] = d["config"]["te_dst_levels"] = isa.MAX_LEVELS
+        d["config"]["te_dst_overlap"] = 1
         syms = symbols_mod.from_dict(d)
         return lambda func, process=0, **defines: compact(source(name).compile(func, syms, process, **defines))
 
@@ -819,8 +821,10 @@ class _Gen:
 
 def _check_levels(instrs, config):
     """NoProgram when a transfer has a side of more loop levels than the
-    TensorEngine has (``SoCConfig.te_levels``): it would set DECODE and be
-    skipped, so the layer stays in software, saying why."""
+    TensorEngine has (``SoCConfig.te_levels``, ``te_dst_levels``), or a
+    destination with an overlap group where the engine has none
+    (``te_dst_overlap=0``): it would set DECODE and be skipped, so the
+    layer stays in software, saying why."""
     for i in instrs:
         if isinstance(i, isa.Transfer):
             n = i.src.nlevels
@@ -832,6 +836,9 @@ def _check_levels(instrs, config):
                 field = "te_dst_levels" if config.te_dst_levels else "te_levels"
                 raise NoProgram(f"a transfer's destination needs {n} loop levels and this TensorEngine has "
                                 f"{field}={config.dst_levels} (an engine with --set {field}={n} runs it)")
+            if i.dst.ovl_mask and not config.te_dst_overlap:
+                raise NoProgram("a transfer's destination has an overlap group and this TensorEngine has "
+                                "te_dst_overlap=0 (an engine with --set te_dst_overlap=1 runs it)")
 
 
 def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):

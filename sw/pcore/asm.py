@@ -68,7 +68,8 @@ class Program:
             "config": {"np": c.np, "nt": c.nt, "vw": c.vw,
                        "private_words": c.pcore_private_words,
                        "shared_words": c.pcore_shared_words,
-                       "te_levels": c.te_levels, "te_dst_levels": c.dst_levels},
+                       "te_levels": c.te_levels, "te_dst_levels": c.dst_levels,
+                       "te_dst_overlap": c.te_dst_overlap},
             "classes": {
                 cname: {
                     "variables": {v.name: {"space": v.space, "addr": v.addr, "dims": list(v.dims)}

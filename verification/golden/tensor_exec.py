@@ -148,6 +148,7 @@ class Machine:
     scratch_bytes: int = 32 * 1024
     te_levels: int = isa.MAX_LEVELS             # the engine's loop levels per side (SoCConfig.te_levels)
     te_dst_levels: int = 0                      # ... of a destination (SoCConfig.te_dst_levels; 0: te_levels)
+    te_dst_overlap: int = 1                     # a destination may have an overlap group (SoCConfig.te_dst_overlap)
     kernel: Optional[Callable] = None          # kernel(machine, exe) for EXE_LOCKSTEP
     errors: int = 0
     callbacks: List[tuple] = field(default_factory=list)
@@ -168,14 +169,16 @@ class Machine:
         scratch-pad and the engine's loop levels (``kw``: ddr_bytes, kernel)."""
         return cls(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
                    shared_words=config.pcore_shared_words, scratch_bytes=config.scratch_size,
-                   te_levels=config.te_levels, te_dst_levels=config.dst_levels, **kw)
+                   te_levels=config.te_levels, te_dst_levels=config.dst_levels,
+                   te_dst_overlap=config.te_dst_overlap, **kw)
 
     @classmethod
     def from_config(cls, config, **kw):
         """A machine sized by a symbol-table config dict (np, nt, vw, private_words, shared_words)."""
         return cls(np=config["np"], nt=config["nt"], vw=config["vw"], private_words=config["private_words"],
                    shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS),
-                   te_dst_levels=config.get("te_dst_levels", 0), **kw)
+                   te_dst_levels=config.get("te_dst_levels", 0), te_dst_overlap=config.get("te_dst_overlap", 1),
+                   **kw)
 
     # -- running ----------------------------------------------------------
     def run_words(self, words):
@@ -241,7 +244,8 @@ class Machine:
 
     def _transfer(self, t):
         if (t.src.space == isa.space("SPU") or t.src.nlevels > self.te_levels
-                or t.dst.nlevels > (self.te_dst_levels or self.te_levels)):
+                or t.dst.nlevels > (self.te_dst_levels or self.te_levels)
+                or (t.dst.ovl_mask and not self.te_dst_overlap)):
             self.errors |= _ERR["DECODE"]
             return
         if t.count_error():

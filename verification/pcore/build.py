@@ -64,7 +64,7 @@ def generate(config, build_dir, imem_words=None):
     _name_ports(top)
     out = build_dir / f"{TOPLEVEL}.v"
     verilog.convert(top, ios=_ios(top), name=TOPLEVEL).write(str(out))
-    return [str(generate_verilog(build_dir)), str(out)]
+    return [str(generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp))), str(out)]
 
 
 def build_dir_for(config, imem_words=None):
@@ -89,15 +89,16 @@ def build(config, imem_words=None, waves=False, log_file=None):
     return runner, bdir
 
 
-def build_lane(width=16, acc_width=32):
-    """Verilator-build the converted lane alone; returns (runner, build_dir, toplevel)."""
+def build_lane(width=16, acc_width=32, dsp_shift=False):
+    """Verilator-build the converted lane alone (``dsp_shift``: the lane of
+    ``SoCConfig.pcore_shift_dsp``); returns (runner, build_dir, toplevel)."""
     from cocotb_tools.runner import get_runner
     from tensorsoc.cores.pcore.lane import module_name
     from tensorsoc.soc.verilator import setup_env
     setup_env()
-    top = module_name(width, acc_width)
-    bdir = REPO / "build" / "pcore" / f"lane_{width}_{acc_width}"
-    src = generate_verilog(bdir / "rtl", width, acc_width)
+    top = module_name(width, acc_width, dsp_shift)
+    bdir = REPO / "build" / "pcore" / f"lane_{width}_{acc_width}{'_dsp' if dsp_shift else ''}"
+    src = generate_verilog(bdir / "rtl", width, acc_width, dsp_shift)
     runner = get_runner("verilator")
     runner.build(sources=[str(src)], hdl_toplevel=top, build_dir=str(bdir / "sim"),
                  build_args=["-Wno-fatal", "-Wno-WIDTH"], always=False)

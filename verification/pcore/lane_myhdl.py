@@ -6,12 +6,13 @@ from myhdl import Simulation, StopSimulation, always, block, delay, instance
 from tensorsoc.cores.pcore.lane import LATENCY, lane_signals, shift_controls, pcore_lane
 
 
-def run_lane(stim, width, acc_width):
+def run_lane(stim, width, acc_width, dsp_shift=False):
     """Apply ``stim`` (dict of equal-length int arrays: op, a, b, acc, flag,
     sh and optionally fwd), one vector per clock; returns dict result, acc_out, flag_out, each
-    output taken ``LATENCY`` clocks after its inputs."""
+    output taken ``LATENCY`` clocks after its inputs.  ``dsp_shift``: the
+    lane whose rounding right shift is a product (``SoCConfig.pcore_shift_dsp``)."""
     sig = lane_signals(width, acc_width)
-    dut = pcore_lane(**sig, width=width, acc_width=acc_width)
+    dut = pcore_lane(**sig, width=width, acc_width=acc_width, dsp_shift=dsp_shift)
     n = len(stim["op"])
     out = {k: np.zeros(n, np.int64) for k in ("result", "acc_out", "flag_out")}
     cols = [(sig[s], [int(v) for v in stim[k]]) for s, k in

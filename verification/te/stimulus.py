@@ -154,6 +154,9 @@ def random_transfer(rng, geo, spu_loaded=False):
         if len(d_counts) > geo.config.dst_levels and rng.random() < 0.9:
             continue            # (SoCConfig.te_dst_levels: one in ten kept, for DECODE)
         dst = _side(rng, geo, d_space, d_dt, d_counts, bcast, bstep)
+        if dst.ovl_mask and not geo.config.te_dst_overlap and rng.random() < 0.9:
+            # (SoCConfig.te_dst_overlap=0: one in ten kept, for DECODE)
+            dst.ovl_mask = dst.ovl_start = dst.ovl_limit = 0
         if vector:
             _vector_shape(rng, src)
             _vector_shape(rng, dst)

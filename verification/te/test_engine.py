@@ -1,6 +1,7 @@
 """cocotb tests of the stand-alone TensorEngine against the reference executor
 (verification/golden/tensor_exec.py).  Run by tests/test_te_engine.py."""
 
+import copy
 import json
 import os
 import random
@@ -207,6 +208,12 @@ async def decode_errors(dut):
     if config.dst_levels < isa.MAX_LEVELS:
         # ... or than its destination side has (SoCConfig.te_dst_levels)
         cases[f"destination of {config.dst_levels + 1} levels"] = isa.encode(_deep(config.dst_levels + 1))
+    if not config.te_dst_overlap:
+        # an overlap group in a destination, where the engine has none (SoCConfig.te_dst_overlap=0)
+        ovl = copy.deepcopy(good)
+        ovl.dst.levels = [isa.Level(count=4, step=2, bound=4), isa.Level(count=2, step=8, bound=2)]
+        ovl.dst.ovl_mask, ovl.dst.ovl_limit = 3, 6
+        cases["destination overlap"] = isa.encode(ovl)
     for name, words in cases.items():
         await bench.run(words + gw)
         machine.run([good])

@@ -113,7 +113,7 @@ def generate(config, build_dir, ddr_bytes=DDR_BYTES, array="model"):
     sources = [str(vlt), str(path)]
     if array == "real":
         from tensorsoc.cores.pcore.lane import generate_verilog
-        sources.insert(1, str(generate_verilog(build_dir)))
+        sources.insert(1, str(generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp))))
     return sources
 
 
