@@ -64,7 +64,7 @@ TARGET = BoardTarget(
 # crossbar; the SoC gaps the minimal CPU's fetches so the host port's DMA gets
 # the bus, soc/tensorsoc.py FetchGap); like the target, no sensor port.  Not
 # the target's own configuration yet: with yosys's area mapping it packs into
-# 88% of the 25F's LUT positions, and router2 did not route 92% (docs/fpga.md,
+# 83% of the 25F's LUT positions, and router2 did not route it (docs/fpga.md,
 # "The Colorlight i5 with an accelerator"); tests/test_host_soc.py runs the
 # example models on it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
