@@ -120,7 +120,6 @@ class AddressGenerator(Module):
         # # #
 
         n = len(side.count)
-
         # The mode and the element size are taken at load into this
         # generator's own flip-flops: they hold for the walk, and the engine's
         # vector-mode register, which reaches both generators, the vector
