@@ -78,15 +78,14 @@ class Block:
 
 
 def _lane(config, build_dir):
-    from tensorsoc.cores.pcore.lane import generate_verilog, module_name
-    dsp = bool(config.pcore_shift_dsp)
-    return Elaborated(None, [], [generate_verilog(build_dir, dsp_shift=dsp)], module_name(dsp_shift=dsp))
+    from tensorsoc.cores.pcore.lane import module_name, verilog_for
+    return Elaborated(None, [], [verilog_for(config, build_dir)], module_name(dsp_shift=bool(config.pcore_shift_dsp)))
 
 
 def _pcore(config, build_dir):
     """PCORE 0 of the array with its memories and lanes; the sequencer's
     issue bundle and status (shared by every PCORE) are ports."""
-    from tensorsoc.cores.pcore.lane import generate_verilog
+    from tensorsoc.cores.pcore.lane import verilog_for
     from tensorsoc.cores.pcore.pcore import PCore, TEPort
     from tensorsoc.cores.pcore.sequencer import PCORESequencer
     vw = config.vw
@@ -95,9 +94,9 @@ def _pcore(config, build_dir):
     # The sequencer's signals only: its logic is not part of the block (it
     # is not a submodule), so its outputs are inputs of this netlist.
     seq = PCORESequencer(config.np, config.nt, vw, config.pcore_imem_words)
-    dsp = bool(config.pcore_shift_dsp)
-    pc = PCore(0, seq, te, config.nt, vw, config.pcore_private_words, config.pcore_shared_words, dsp_shift=dsp)
-    return Elaborated(pc, [seq, te, pc.te_rdata], [generate_verilog(build_dir, dsp_shift=dsp)])
+    pc = PCore(0, seq, te, config.nt, vw, config.pcore_private_words, config.pcore_shared_words,
+               dsp_shift=bool(config.pcore_shift_dsp))
+    return Elaborated(pc, [seq, te, pc.te_rdata], [verilog_for(config, build_dir)])
 
 
 def _pcore_array(config, build_dir):

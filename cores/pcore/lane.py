@@ -319,8 +319,10 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
         # A's x' (x >> W for sh > W, 2x for no shift) and m = 2**(W-1-rlo);
         # the rounding constant rides in the product's sum, no adder of its
         # own (docs/fpga.md, "The right shift through the DSP blocks, for
-        # the 25F").  The accumulator below is stage_b's, the same text: a
-        # MyHDL generator cannot call a shared helper.
+        # the 25F").  The accumulator below is stage_b's, the same text:
+        # moved into a converted function or a generator of its own, it
+        # would change the fabric lane's Verilog too, and with it the
+        # ULX3S's placement.
         rprod[:] = a_rs * a_rmul + (1 << (W - 1))
         rnd[:] = rprod >> W
         if a_rnd_res:
@@ -418,6 +420,12 @@ def module_name(width=16, acc_width=32, dsp_shift=False):
     with the fabric's right shift; the widths and ``_dsp`` appended else."""
     name = MODULE_NAME if (width, acc_width) == (16, 32) else f"{MODULE_NAME}_{width}_{acc_width}"
     return name + ("_dsp" if dsp_shift else "")
+
+
+def verilog_for(config, build_dir):
+    """The lane Verilog a ``SoCConfig`` instantiates (its
+    ``pcore_shift_dsp``), generated in ``build_dir``; returns the path."""
+    return generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp))
 
 
 def generate_verilog(build_dir, width=16, acc_width=32, dsp_shift=False):

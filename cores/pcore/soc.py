@@ -19,7 +19,7 @@ from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
 from tensorsoc.cores.pcore.array import PCOREArrayCore
-from tensorsoc.cores.pcore.lane import generate_verilog
+from tensorsoc.cores.pcore.lane import verilog_for
 from tensorsoc.spec.pcore_isa import ISA_VERSION
 
 
@@ -168,7 +168,7 @@ class PCOREArray(LiteXModule):
 
     def verilog_sources(self, build_dir):
         """Verilog files the array instantiates (the MyHDL lane datapath)."""
-        return [str(generate_verilog(build_dir, dsp_shift=bool(self.config.pcore_shift_dsp)))]
+        return [str(verilog_for(self.config, build_dir))]
 
 
 def add_pcore_array(soc, config, name="pcore", origin=None, imem_words=None, build_dir=None):

@@ -50,7 +50,7 @@ IDX_BITS = 34
 OVL_BITS = 48
 
 
-def _when(cond, stmt):
+def if_enabled(cond, stmt):
     """[stmt] when ``cond``, else no statement (a feature left out)."""
     return [stmt] if cond else []
 
@@ -188,10 +188,10 @@ class AddressGenerator(Module):
                 # some slot above l increments: slots 0 .. l at their ends, not all slots
                 below[l].eq(at_end[0] & hi_end[l + 1] & ~hi_end[n]),
                 nsa[l].eq(sa[l] + incr),
-                *_when(side.overlap, ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0))),
+                *if_enabled(side.overlap, ngo[l].eq(go[l] + Mux(side.ovl[l], side.step[l], 0))),
                 nidx[l].eq(idx[l] + side.stride[l]),
             ]
-        self.comb += [If(sel[l], carry_sa.eq(nsa[l]), *_when(side.overlap, carry_go.eq(ngo[l]))) for l in range(n)]
+        self.comb += [If(sel[l], carry_sa.eq(nsa[l]), *if_enabled(side.overlap, carry_go.eq(ngo[l]))) for l in range(n)]
 
         limit = Signal((OVL_BITS, True))
         self.comb += [
@@ -304,10 +304,10 @@ class AddressGenerator(Module):
                     idx[l].eq(nidx[l]), far[l].eq(far_inc), oob_l[l].eq(inc_oob),
                 ),
                 If(self.load,
-                    left[l].eq(side.count[l]), sa[l].eq(side.base), *_when(side.overlap, go[l].eq(side.ovl_start)),
+                    left[l].eq(side.count[l]), sa[l].eq(side.base), *if_enabled(side.overlap, go[l].eq(side.ovl_start)),
                 ).Elif(advance & sel[l],
-                    left[l].eq(left[l] - (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), *_when(side.overlap, go[l].eq(ngo[l])),
+                    left[l].eq(left[l] - (self.n if l == 0 else 1)), sa[l].eq(nsa[l]), *if_enabled(side.overlap, go[l].eq(ngo[l])),
                 ).Elif(advance & below[l],
-                    left[l].eq(side.count[l]), sa[l].eq(carry_sa), *_when(side.overlap, go[l].eq(carry_go)),
+                    left[l].eq(side.count[l]), sa[l].eq(carry_sa), *if_enabled(side.overlap, go[l].eq(carry_go)),
                 )
             ]

@@ -23,7 +23,7 @@ from litex.soc.interconnect import wishbone
 
 from tensorsoc.spec import tensor_isa as isa
 from tensorsoc.cores.pcore.pcore import TEPort
-from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
+from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, if_enabled
 from tensorsoc.cores.tensor_engine.fifo import HeadFIFO
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
 from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
@@ -503,8 +503,8 @@ class TensorEngineCore(Module):
         # DECODE once the instruction is consumed; no new local name here,
         # it would rename signals through Migen's tracer)
         fsm.act("SIDE1", consume(
-            *([] if config.te_dst_overlap else [
-                If(~sidesel & (field(w, isa.SIDE_FIELDS, "ovl_mask") != 0), NextValue(bad, 1))]),
+            *if_enabled(not config.te_dst_overlap,
+                   If(~sidesel & (field(w, isa.SIDE_FIELDS, "ovl_mask") != 0), NextValue(bad, 1))),
             NextValue(chk_mask, field(w, isa.SIDE_FIELDS, "check_mask")),
             NextValue(ovl_mask, field(w, isa.SIDE_FIELDS, "ovl_mask")),
             NextValue(bmask, field(w, isa.SIDE_FIELDS, "bcast_mask")),

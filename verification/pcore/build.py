@@ -15,7 +15,7 @@ from pathlib import Path
 
 from migen.fhdl import verilog
 
-from tensorsoc.cores.pcore.lane import generate_verilog
+from tensorsoc.cores.pcore.lane import generate_verilog, verilog_for
 from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.pcore.soc import PCOREArrayTop
 
@@ -64,7 +64,7 @@ def generate(config, build_dir, imem_words=None):
     _name_ports(top)
     out = build_dir / f"{TOPLEVEL}.v"
     verilog.convert(top, ios=_ios(top), name=TOPLEVEL).write(str(out))
-    return [str(generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp))), str(out)]
+    return [str(verilog_for(config, build_dir)), str(out)]
 
 
 def build_dir_for(config, imem_words=None):

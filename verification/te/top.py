@@ -112,8 +112,8 @@ def generate(config, build_dir, ddr_bytes=DDR_BYTES, array="model"):
         f'public_flat_rw -module "{TOPLEVEL}" -var "{m}"\n' for m in backdoor + ports))
     sources = [str(vlt), str(path)]
     if array == "real":
-        from tensorsoc.cores.pcore.lane import generate_verilog
-        sources.insert(1, str(generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp))))
+        from tensorsoc.cores.pcore.lane import verilog_for
+        sources.insert(1, str(verilog_for(config, build_dir)))
     return sources
 
 
