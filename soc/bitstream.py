@@ -792,6 +792,8 @@ def option_notes(cfg):
             notes.append(f"{cfg['te_dst_levels']} destination loop levels")
         if not cfg.get("te_dst_overlap", 1):
             notes.append("no destination overlap (te_dst_overlap=0)")
+        if cfg.get("te_ovl_bits", DEFAULT.te_ovl_bits) != DEFAULT.te_ovl_bits:
+            notes.append(f"{cfg['te_ovl_bits']}-bit overlap offsets")
         if cfg.get("pcore_shift_dsp"):
             notes.append("the lanes' right shift through the DSP blocks (pcore_shift_dsp=1)")
     if cfg.get("bus_shared"):
@@ -853,6 +855,7 @@ def config_table_markdown():
         ("... of a destination (`te_dst_levels`)", lambda t, c: str(c.dst_levels) if c.accelerator else "-"),
         ("... a destination's overlap group (`te_dst_overlap`)",
          lambda t, c: ("yes" if c.te_dst_overlap else "no: DECODE") if c.accelerator else "-"),
+        ("... overlap offset bits (`te_ovl_bits`)", lambda t, c: str(c.te_ovl_bits) if c.accelerator else "-"),
         ("PCORE lanes' rounding right shift (`pcore_shift_dsp`)",
          lambda t, c: ("DSP blocks: 3 MULT18X18D per lane" if c.pcore_shift_dsp else "fabric: 1 MULT18X18D per lane")
          if c.accelerator else "-"),

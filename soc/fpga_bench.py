@@ -133,7 +133,7 @@ def _te_fetch(config, build_dir):
 def _te_agen(config, build_dir):
     from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
     from tensorsoc.cores.tensor_engine.vector import cap_of
-    side = SideRegs(config.te_levels)
+    side = SideRegs(config.te_levels, config.te_ovl_bits)
     g = AddressGenerator(side, cap_of=cap_of(side, config.vw))     # as the engine builds it
     return Elaborated(g, [g, side])
 

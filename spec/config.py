@@ -11,7 +11,7 @@ from dataclasses import dataclass, asdict, fields, replace
 
 from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.pcore_isa import LOOP_END_BITS
-from tensorsoc.spec.tensor_isa import MAX_LEVELS
+from tensorsoc.spec.tensor_isa import MAX_LEVELS, MIN_OVL_BITS, OVL_BITS
 
 
 class ConfigError(UserError, ValueError):
@@ -84,6 +84,17 @@ class SoCConfig:
     # less on an ECP5 at two destination levels (docs/fpga.md, "A
     # destination without overlap").  Sources keep theirs.
     te_dst_overlap: int = 1
+    # Bits of the overlap offset (the overlapped dimension's linear offset,
+    # docs/tensor_semantics.md), MIN_OVL_BITS = 16 .. OVL_BITS = 48: the
+    # engine keeps it modulo 2**te_ovl_bits as a signed value, and an
+    # overlap limit of 2**(te_ovl_bits-1) or more lets every non-negative
+    # offset through.  48 bits: exact for any offset within +-2**47.  The
+    # model compiler keeps a layer whose offsets would leave
+    # +-2**(te_ovl_bits-1) in software, saying so.  24 bits (offsets within
+    # +-8 Mi address units, the size of the Colorlight i5's SDRAM) make the
+    # engine about 500 LUTs smaller on an ECP5 at four source levels
+    # (docs/fpga.md, "The overlap offset in 24 bits").
+    te_ovl_bits: int = OVL_BITS
     # 1: the TensorEngine has its vector path (a memory word per clock for
     # the transfers that qualify, docs/tensor_engine.md "Vector path"); 0:
     # every transfer takes the element path (an element per clock), the same
@@ -185,6 +196,9 @@ class SoCConfig:
         if self.te_dst_overlap not in (0, 1):
             raise ConfigError(f"te_dst_overlap={self.te_dst_overlap}: must be 1 (a destination may have an "
                               f"overlap group) or 0 (it may not: DECODE)")
+        if not MIN_OVL_BITS <= self.te_ovl_bits <= OVL_BITS:
+            raise ConfigError(f"te_ovl_bits={self.te_ovl_bits}: the overlap offset's width must be "
+                              f"{MIN_OVL_BITS} to {OVL_BITS} bits")
         if self.te_vector_path not in (0, 1):
             raise ConfigError(f"te_vector_path={self.te_vector_path}: must be 1 (the TensorEngine's vector path) "
                               f"or 0 (the element path only)")

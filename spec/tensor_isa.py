@@ -37,6 +37,36 @@ MAX_LEVELS = 8
 # decoder multiplies the counts in 32 bits (cores/tensor_engine/engine.py).
 # No memory holds that many elements.
 ELEMENT_COUNT_LIMIT = 1 << 32
+# The overlap offset (ovl_start plus the overlapped levels' i * step,
+# docs/tensor_semantics.md) is kept modulo 2**bits as a signed value of
+# ``bits`` = SoCConfig.te_ovl_bits bits, OVL_BITS by default and at least
+# MIN_OVL_BITS: the engine's address generators add it in that width
+# (cores/tensor_engine/agen.py), the reference executor wraps it the same
+# way (``wrap_offset``), and the model compiler keeps a layer whose
+# offsets would wrap in software.
+OVL_BITS = 48
+MIN_OVL_BITS = 16
+
+
+def wrap_offset(x, bits=OVL_BITS):
+    """``x`` modulo 2**bits as a signed ``bits``-bit value (an int or a
+    numpy int64 array)."""
+    half = 1 << (bits - 1)
+    return ((x + half) & ((1 << bits) - 1)) - half
+
+
+def offset_bits(side):
+    """The fewest bits of a signed value that hold every overlap offset of
+    ``side`` (0 without an overlap group): with ``te_ovl_bits`` at least
+    that, no offset wraps (``wrap_offset``)."""
+    if not side.ovl_mask:
+        return 0
+    lo = hi = side.ovl_start
+    for l, lv in enumerate(side.levels):
+        if side.ovl_mask >> l & 1:
+            d = (lv.count - 1) * lv.step
+            lo, hi = lo + min(d, 0), hi + max(d, 0)
+    return max(hi.bit_length(), (-lo - 1).bit_length() if lo < 0 else 0) + 1
 
 # ---------------------------------------------------------------------------
 # Enumerations

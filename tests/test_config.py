@@ -33,6 +33,8 @@ def test_default_is_valid_and_exported_to_c():
     ("te_levels", 9, "must be 2 .* to 8"),
     ("te_dst_levels", 1, "must be 0 .as te_levels. or 2 to te_levels=8"),
     ("te_dst_levels", 9, "must be 0 .as te_levels. or 2 to te_levels=8"),
+    ("te_ovl_bits", 15, "overlap offset.s width must be 16 to 48 bits"),
+    ("te_ovl_bits", 49, "overlap offset.s width must be 16 to 48 bits"),
     ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
     ("pcore_shift_dsp", 2, "must be 0 .the lanes' rounding right shift in the fabric. or 1 .through the DSP blocks."),
     ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),

@@ -143,6 +143,28 @@ def test_overlapped_destination_is_a_decode_error_without_te_dst_overlap():
     assert m.errors == 0
 
 
+def test_overlap_offsets_wrap_at_te_ovl_bits():
+    """te_ovl_bits (SoCConfig): the overlap offset is kept modulo
+    2**te_ovl_bits as a signed value (isa.wrap_offset), as the engine keeps
+    it: at 16 bits an offset past 2**15 - 1 wraps negative (PAD), a start
+    beyond the width is taken modulo it, and a limit of 2**15 or more lets
+    every non-negative offset through; at the default 48 nothing wraps."""
+    assert [isa.wrap_offset(v, 16) for v in (32767, 32768, -32769, 65536 + 5)] == [32767, -32768, 32767, 5]
+    dst = side("SCRATCH", "INT8", 0, [(4, 1, 0, 1, 0)])
+
+    def run(bits, start, limit):
+        m = Machine(te_ovl_bits=bits)
+        m.ddr[:4] = np.arange(1, 5)
+        m.execute(isa.Transfer(dst=dst, pad=9, src=side("DDR", "INT8", 0, [(4, 1, 0, 1, 0)], ovl_mask=1,
+                                                          ovl_start=start, ovl_limit=limit)))
+        assert m.errors == 0
+        return list(m.scratch[:4])
+    assert run(16, 32766, 0xFFFFFFFF) == [1, 2, 9, 9]
+    assert run(48, 32766, 0xFFFFFFFF) == [1, 2, 3, 4]
+    assert run(16, 65536 - 2, 1) == [9, 9, 3, 9]
+    assert run(16, 0, (1 << 16) + 1) == [1, 2, 3, 4]
+
+
 def test_malformed_word_stream_sets_decode():
     m = Machine()
     m.run_words([0x0000FF01])

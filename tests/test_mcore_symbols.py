@@ -14,7 +14,7 @@ SYMS = symbols.load(str(pathlib.Path(__file__).parent / "data" / "mcore" / "brie
 
 def test_loads_the_documented_example():
     assert SYMS.config == {"np": 4, "nt": 8, "vw": 8, "private_words": 512, "shared_words": 2048, "te_levels": 8,
-                           "te_dst_levels": 8, "te_dst_overlap": 1}
+                           "te_dst_levels": 8, "te_dst_overlap": 1, "te_ovl_bits": 48}
     v = SYMS.variables["convolution"]["exe.tmp"]
     assert (v.space, v.addr, v.dims) == ("private", 128, (8,))
     assert SYMS.functions["convolution"]["exe"] == 12

@@ -123,8 +123,34 @@ def test_two_destination_levels_carry_every_example_layer():
     example model accelerated and bit-exact on the reference executor,
     itself refusing a deeper or overlapped destination (DECODE)."""
     i5 = dict(np=1, nt=8, vw=8, scratch_size=8192, pcore_private_words=256, pcore_shared_words=1024)
-    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, te_dst_overlap=0, **i5))
+    # (and 16-bit overlap offsets, the fewest: the examples' need 13)
+    _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, te_dst_overlap=0,
+                                                                te_ovl_bits=16, **i5))
     _every_example_layer_accelerated(SoCConfig().with_overrides(te_levels=4, te_dst_levels=2, te_dst_overlap=0))
+
+
+def test_overlap_offsets_wider_than_the_engine_stay_in_software():
+    """te_ovl_bits: a transfer whose overlap offsets would leave
+    +-2**(te_ovl_bits-1) (the engine would wrap them) keeps its layer in
+    software, the reason naming the bits it needs and the setting; one that
+    just fits is programmed.  isa.offset_bits is the bound."""
+    from tensorsoc.spec import tensor_isa as isa
+    cfg = SoCConfig().with_overrides(te_ovl_bits=24)
+    dst = isa.Side(space=isa.space("SCRATCH"), dtype=isa.dtype("INT8"), base=0, levels=[isa.Level(count=64, step=1)])
+
+    def src(start, step=1):
+        return isa.Side(space=isa.space("DDR"), dtype=isa.dtype("INT8"), base=0, ovl_mask=2, ovl_start=start,
+                        ovl_limit=100, levels=[isa.Level(count=8, step=1), isa.Level(count=8, step=step)])
+    top = (1 << 23) - 1
+    assert isa.offset_bits(src(top - 7)) == 24 and isa.offset_bits(src(top - 6)) == 25
+    assert isa.offset_bits(src(-(1 << 23) + 7, -1)) == 24 and isa.offset_bits(src(-(1 << 23) + 6, -1)) == 25
+    accel._check_levels([isa.Transfer(dst=dst, src=src(top - 7))], cfg)
+    accel._check_levels([isa.Transfer(dst=dst, src=src(-(1 << 23) + 7, -1))], cfg)
+    with pytest.raises(accel.NoProgram, match=r"source has overlap offsets that need 25 bits and this TensorEngine "
+                                              r"keeps them in te_ovl_bits=24 \(an engine with --set te_ovl_bits=25 "
+                                              r"runs it\)"):
+        accel._check_levels([isa.Transfer(dst=dst, src=src(top - 6))], cfg)
+    accel._check_levels([isa.Transfer(dst=dst, src=src(top - 6))], cfg.with_overrides(te_ovl_bits=25))
 
 
 def test_a_destination_deeper_than_the_engine_stays_in_software():

@@ -36,7 +36,7 @@ def test_symbol_table_format():
     sym = asm(EXAMPLE).symbols()
     assert sym["format"] == "tensorsoc-pcore-symbols" and sym["version"] == 1
     assert sym["config"] == {"np": 4, "nt": 8, "vw": 8, "private_words": 512, "shared_words": 4096, "te_levels": 8,
-                             "te_dst_levels": 8, "te_dst_overlap": 1}
+                             "te_dst_levels": 8, "te_dst_overlap": 1, "te_ovl_bits": 48}
     conv = sym["classes"]["convolution"]
     assert conv["variables"] == {
         "coef": {"space": "private", "addr": 0, "dims": [16, 8]},

@@ -32,17 +32,22 @@ def test_engine_without_its_vector_path():
     writer waits for room on most instructions) and no activity trace
     (te_trace_depth = 0), two destination loop levels (te_dst_levels = 2,
     under the source's four) and no destination overlap (te_dst_overlap =
-    0; the Colorlight i5's candidate engine): the random instructions give
-    the executor's results with every transfer on the element path (the
-    test asserts that no transfer took the vector path), LOG_ON records
-    nothing, and a destination of three levels or with an overlap group
-    sets DECODE where a source of four executes."""
+    0; the Colorlight i5's candidate engine) and overlap offsets of 16
+    bits (te_ovl_bits = 16, the fewest; the i5 takes 24): the random
+    instructions give the executor's results with every transfer on the
+    element path (the test asserts that no transfer took the vector path)
+    and with overlap offsets that wrap (the stimulus crosses the wrap; the
+    test asserts that it did; ``overlap_offsets`` crosses it on purpose and
+    gives limits beyond the width), LOG_ON records nothing, and a destination
+    of three levels or with an overlap group sets DECODE where a source of
+    four executes."""
     from tensorsoc.verification.te.run import run, test_config
     config = test_config().with_overrides(te_vector_path=0, te_queue_depth=16, te_trace_depth=0, te_dst_levels=2,
-                                          te_dst_overlap=0)
-    tests, fails, results = run(config, testcases=["random_instructions", "trace_buffer_depth", "decode_errors"],
+                                          te_dst_overlap=0, te_ovl_bits=16)
+    tests, fails, results = run(config, testcases=["random_instructions", "trace_buffer_depth", "decode_errors",
+                                                   "overlap_offsets"],
                                 extra_env={"TSOC_TE_RANDOM": "600"})
-    assert tests == 3 and fails == 0, f"see {results}"
+    assert tests == 4 and fails == 0, f"see {results}"
 
 
 @pytest.mark.sim

@@ -45,9 +45,12 @@ from tensorsoc.spec import tensor_isa as isa
 # every transfer, at any count.
 IDX_BITS = 34
 # Overlap offsets: a sum over several levels with steps of either sign, not
-# monotonic, so no sticky bit: 48 bits, exact while every partial offset
-# (ovl_start plus the overlapped levels' i * step) stays within +-2**47.
-OVL_BITS = 48
+# monotonic, so no sticky bit: kept modulo 2**bits as signed values,
+# isa.OVL_BITS = 48 by default (exact while every partial offset, ovl_start
+# plus the overlapped levels' i * step, stays within +-2**47), a side's
+# ``ovl_bits`` (SoCConfig.te_ovl_bits) in general: the reference executor
+# wraps them the same way (isa.wrap_offset).
+OVL_BITS = isa.OVL_BITS
 
 
 def if_enabled(cond, stmt):
@@ -55,20 +58,41 @@ def if_enabled(cond, stmt):
     return [stmt] if cond else []
 
 
+def limit_bits(ovl_bits):
+    """Width of the signed overlap limit the offsets (``ovl_bits`` bits,
+    signed) are compared with: the 32-bit unsigned limit itself when it
+    fits, else one bit more than an offset (``clamped_limit``)."""
+    return ovl_bits if ovl_bits > 32 else ovl_bits + 1
+
+
+def clamped_limit(side):
+    """The side's 32-bit ``ovl_limit`` as the offsets' compare needs it: as
+    it is when it fits in ``limit_bits``, else at most 2**(ovl_bits-1),
+    which every offset (signed, ``ovl_bits`` bits) is below, as it is below
+    any larger limit."""
+    b = side.ovl_bits
+    if b > 32:
+        return side.ovl_limit
+    return Mux(side.ovl_limit[b - 1:] != 0, 1 << (b - 1), side.ovl_limit[:b - 1])
+
+
 class SideRegs:
     """A decoded side: what the decoder writes and the generator reads,
     ``levels`` slots.  ``overlap``: the side may have an overlap group (set
     False on a destination of ``SoCConfig.te_dst_overlap=0``: its generator
-    leaves the overlap offset out)."""
+    leaves the overlap offset out).  ``ovl_bits``: the overlap offset's
+    width (``SoCConfig.te_ovl_bits``); ``ovl_start`` is kept in it, modulo
+    2**ovl_bits like the offset."""
 
     overlap = True
 
-    def __init__(self, levels=isa.MAX_LEVELS):
+    def __init__(self, levels=isa.MAX_LEVELS, ovl_bits=OVL_BITS):
+        self.ovl_bits = ovl_bits
         self.space = Signal(3)
         self.dtype = Signal(2)
         self.base = Signal(32)
         self.ovl_en = Signal()
-        self.ovl_start = Signal((OVL_BITS, True))
+        self.ovl_start = Signal((ovl_bits, True))
         self.ovl_limit = Signal(32)
         self.nbcast = Signal(4)      # broadcast slots (the lowest ones)
         self.count = [Signal(32, reset=1) for _ in range(levels)]
@@ -144,7 +168,7 @@ class AddressGenerator(Module):
         one = [Signal() for _ in range(n)]
         at0 = [Signal() for _ in range(n)]      # slot l at its first iteration (left[l] == count[l])
         sa = [Signal(32) for _ in range(n)]
-        go = [Signal((OVL_BITS, True)) for _ in range(n)]
+        go = [Signal((side.ovl_bits, True)) for _ in range(n)]
         idx = [Signal((IDX_BITS, True)) for _ in range(n)]
         far = [Signal() for _ in range(n)]      # idx[l] has left -2**32 .. 2**32-1 since the reload: out of bound
         nidx = [Signal((IDX_BITS, True)) for _ in range(n)]
@@ -159,9 +183,9 @@ class AddressGenerator(Module):
         sel = [Signal(attr={"keep"}, name=f"sel{l}") for l in range(n)]      # the slot that increments
         below = [Signal(attr={"keep"}, name=f"below{l}") for l in range(n)]  # a slot under the incrementing one: rewinds
         nsa = [Signal(32) for _ in range(n)]
-        ngo = [Signal((OVL_BITS, True)) for _ in range(n)]
+        ngo = [Signal((side.ovl_bits, True)) for _ in range(n)]
         carry_sa = Signal(32)
-        carry_go = Signal((OVL_BITS, True))
+        carry_go = Signal((side.ovl_bits, True))
         running = Signal()
         capw = len(self.cap)
         # cap and fits are registers (set below with the address and left[0])
@@ -193,9 +217,9 @@ class AddressGenerator(Module):
             ]
         self.comb += [If(sel[l], carry_sa.eq(nsa[l]), *if_enabled(side.overlap, carry_go.eq(ngo[l]))) for l in range(n)]
 
-        limit = Signal((OVL_BITS, True))
+        limit = Signal((limit_bits(side.ovl_bits), True))
         self.comb += [
-            limit.eq(side.ovl_limit),
+            limit.eq(clamped_limit(side)),
             self.valid.eq(running),
             self.addr.eq(sa[0]),
             self.last.eq(reduce(and_, at_end)),

@@ -265,7 +265,7 @@ class TensorEngineCore(Module):
         d_scatter = Signal()
         d_vmode = Signal()
         d_bmode = Signal()
-        d_sides = [SideRegs(dst_levels), SideRegs(levels)]
+        d_sides = [SideRegs(dst_levels, config.te_ovl_bits), SideRegs(levels, config.te_ovl_bits)]
         d_dst, d_src = d_sides
         d_l0_count = [Signal(32), Signal(32)]     # level 0 as written, per side: the trace's Vn
         d_l0_step = [Signal(32), Signal(32)]
@@ -279,7 +279,7 @@ class TensorEngineCore(Module):
         vmode = Signal()          # the transfer runs on the vector path
         bmode = Signal()          # ... in broadcast mode (below)
         self.bmode = bmode
-        sides = [SideRegs(dst_levels), SideRegs(levels)]
+        sides = [SideRegs(dst_levels, config.te_ovl_bits), SideRegs(levels, config.te_ovl_bits)]
         self.dst, self.src = dst, src = sides
         l0_count = [Signal(32), Signal(32)]
         l0_step = [Signal(32), Signal(32)]

@@ -55,7 +55,9 @@ TARGET = BoardTarget(
 # The accelerator the 25F is to carry (issue 17: at least 8 MACs per clock at
 # 50 MHz): one PCORE of 8 lanes and 8 threads, four loop levels (two for a
 # destination, `te_dst_levels=2`: 1.0k LUT positions; no overlap group in a
-# destination, `te_dst_overlap=0`: 0.4k), the lanes' rounding
+# destination, `te_dst_overlap=0`: 0.4k), overlap offsets in 24 bits
+# (`te_ovl_bits=24`, offsets within +-8 Mi address units, the SDRAM's size:
+# 0.5k), the lanes' rounding
 # right shift through the DSP blocks (`pcore_shift_dsp=1`: 3 of the 25F's 28
 # MULT18X18D per lane, about 660 LUT positions less), no vector
 # path, a 32-word instruction queue, no activity trace (`te_trace_depth=0`),
@@ -70,10 +72,11 @@ TARGET = BoardTarget(
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
 #     --set nt=8 --set vw=8 --set te_levels=4 --set te_vector_path=0 --set te_queue_depth=32
 #     --set rom_size=24576 --set bus_shared=1 --set te_trace_depth=0 --set te_dst_levels=2
-#     --set te_dst_overlap=0 --set pcore_shift_dsp=1
+#     --set te_dst_overlap=0 --set te_ovl_bits=24 --set pcore_shift_dsp=1
 #     --lut-delay-target 10000
 # builds it.
 ACCEL_CONFIG = TARGET.config.with_overrides(accelerator=1, np=1, nt=8, vw=8, te_levels=4, te_vector_path=0,
                                             te_queue_depth=32, rom_size=24 * 1024, bus_shared=1,
-                                            te_trace_depth=0, te_dst_levels=2, te_dst_overlap=0, pcore_shift_dsp=1)
+                                            te_trace_depth=0, te_dst_levels=2, te_dst_overlap=0, te_ovl_bits=24,
+                                            pcore_shift_dsp=1)
 ACCEL_CPU_VARIANT = "minimal"

@@ -15,11 +15,12 @@ from typing import Dict
 
 from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.config import DEFAULT, MIN_TE_LEVELS
-from tensorsoc.spec.tensor_isa import MAX_LEVELS
+from tensorsoc.spec.tensor_isa import MAX_LEVELS, MIN_OVL_BITS, OVL_BITS
 
 FORMAT = "tensorsoc-pcore-symbols"
 VERSION = 1
-CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels", "te_dst_levels", "te_dst_overlap")
+CONFIG_KEYS = ("np", "nt", "vw", "private_words", "shared_words", "te_levels", "te_dst_levels", "te_dst_overlap",
+               "te_ovl_bits")
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def default_config():
     return {"np": DEFAULT.np, "nt": DEFAULT.nt, "vw": DEFAULT.vw,
             "private_words": DEFAULT.pcore_private_words, "shared_words": DEFAULT.pcore_shared_words,
             "te_levels": DEFAULT.te_levels, "te_dst_levels": DEFAULT.dst_levels,
-            "te_dst_overlap": DEFAULT.te_dst_overlap}
+            "te_dst_overlap": DEFAULT.te_dst_overlap, "te_ovl_bits": DEFAULT.te_ovl_bits}
 
 
 def empty():
@@ -91,6 +92,8 @@ def from_dict(data, path="<dict>"):
             _need(_count(v, 1), path, f"config.{k}", "a positive integer")
         _need(k not in ("te_levels", "te_dst_levels") or MIN_TE_LEVELS <= v <= MAX_LEVELS, path, f"config.{k}",
               f"{MIN_TE_LEVELS} to {MAX_LEVELS}")
+        _need(k != "te_ovl_bits" or MIN_OVL_BITS <= v <= OVL_BITS, path, f"config.{k}",
+              f"{MIN_OVL_BITS} to {OVL_BITS}")
         config[k] = v
     if "te_dst_levels" not in cfg:         # (older files: the destination has the source's levels)
         config["te_dst_levels"] = config["te_levels"]

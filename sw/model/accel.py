@@ -823,8 +823,9 @@ def _check_levels(instrs, config):
     """NoProgram when a transfer has a side of more loop levels than the
     TensorEngine has (``SoCConfig.te_levels``, ``te_dst_levels``), or a
     destination with an overlap group where the engine has none
-    (``te_dst_overlap=0``): it would set DECODE and be skipped, so the
-    layer stays in software, saying why."""
+    (``te_dst_overlap=0``): it would set DECODE and be skipped; or when a
+    side's overlap offsets do not fit in ``te_ovl_bits`` (the engine would
+    wrap them): the layer stays in software, saying why."""
     for i in instrs:
         if isinstance(i, isa.Transfer):
             n = i.src.nlevels
@@ -839,6 +840,13 @@ def _check_levels(instrs, config):
             if i.dst.ovl_mask and not config.te_dst_overlap:
                 raise NoProgram("a transfer's destination has an overlap group and this TensorEngine has "
                                 "te_dst_overlap=0 (an engine with --set te_dst_overlap=1 runs it)")
+            for role, side in (("source", i.src), ("destination", i.dst)):
+                need = isa.offset_bits(side)
+                if need > config.te_ovl_bits:
+                    raise NoProgram(f"a transfer's {role} has overlap offsets that need {need} bits and this "
+                                    f"TensorEngine keeps them in te_ovl_bits={config.te_ovl_bits} (an engine with "
+                                    f"--set te_ovl_bits={need} runs it)")
+
 
 
 def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):

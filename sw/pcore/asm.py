@@ -69,7 +69,7 @@ class Program:
                        "private_words": c.pcore_private_words,
                        "shared_words": c.pcore_shared_words,
                        "te_levels": c.te_levels, "te_dst_levels": c.dst_levels,
-                       "te_dst_overlap": c.te_dst_overlap},
+                       "te_dst_overlap": c.te_dst_overlap, "te_ovl_bits": c.te_ovl_bits},
             "classes": {
                 cname: {
                     "variables": {v.name: {"space": v.space, "addr": v.addr, "dims": list(v.dims)}

@@ -15,8 +15,8 @@ from tensorsoc.sw.mcore.tokens import Source, tokenize
 from tensorsoc.verification.golden.tensor_exec import side_elements
 
 
-def _side_records(plan, side):
-    addr, oob, idx = side_elements(side)
+def _side_records(plan, side, ovl_bits):
+    addr, oob, idx = side_elements(side, ovl_bits)
     dim_level = {i: l for l, i in enumerate(plan.levels)}
     out = []
     for e in range(addr.shape[0]):
@@ -62,8 +62,8 @@ def expand(text, symbols, defines=None):
         raise MCoreError("the transfer sets error flag(s) " + ", ".join(names), "<statement>", 1, 1, text,
                          "a transfer the TensorEngine accepts")
     try:
-        d = _side_records(dst, t.dst)
-        s = _side_records(src, t.src)
+        d = _side_records(dst, t.dst, symbols.config.get("te_ovl_bits", isa.OVL_BITS))
+        s = _side_records(src, t.src, symbols.config.get("te_ovl_bits", isa.OVL_BITS))
     except ValueError as e:         # more elements than the executor enumerates
         raise MCoreError(str(e), "<statement>", stmt.tok.line, stmt.tok.col, text, "a smaller transfer") from None
     return [{"dst": a, "src": b} for a, b in zip(d, s)], (dst, src, t)

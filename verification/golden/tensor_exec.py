@@ -19,7 +19,9 @@ The rules (docs/tensor_semantics.md has the full text):
    checked index is ``< 0`` or ``>= bound_l``.  Unchecked levels (``+`` dims) never
    make an element OOB.
 3. **Overlapped dimension.** When ``ovl_mask`` is non-zero the element is also OOB
-   unless ``0 <= ovl_start + sum_{l in ovl_mask}(i_l * step_l) < ovl_limit``.
+   unless ``0 <= ovl_start + sum_{l in ovl_mask}(i_l * step_l) < ovl_limit``, the
+   offset taken modulo ``2**te_ovl_bits`` as a signed value (``isa.wrap_offset``;
+   48 bits by default, SoCConfig.te_ovl_bits).
 4. **Physical range.** An element that passes 1-3 but addresses memory outside
    the space sets the RANGE error flag and is then treated as OOB.
 5. **Reads** of OOB source elements yield the PAD value; **writes** of OOB
@@ -65,8 +67,9 @@ def vector_attribute(side, vw):
     return 0
 
 
-def side_elements(side):
-    """Addresses, OOB flags and level indices of a side, in transfer order.
+def side_elements(side, ovl_bits=isa.OVL_BITS):
+    """Addresses, OOB flags and level indices of a side, in transfer order
+    (``ovl_bits``: the overlap offset's width, rule 3).
 
     Returns ``(addr, oob, idx)``: ``addr`` and ``oob`` have shape ``(N, B)`` where
     N is the number of elements and B the number of broadcast copies (1 when
@@ -100,6 +103,7 @@ def side_elements(side):
         if (side.ovl_mask >> l) & 1:
             goff += it[l] * lv.step
     if side.ovl_mask:
+        goff = isa.wrap_offset(goff, ovl_bits)
         oob |= (goff < 0) | (goff >= side.ovl_limit)
     addr &= 0xFFFFFFFF
     b = 1
@@ -149,6 +153,7 @@ class Machine:
     te_levels: int = isa.MAX_LEVELS             # the engine's loop levels per side (SoCConfig.te_levels)
     te_dst_levels: int = 0                      # ... of a destination (SoCConfig.te_dst_levels; 0: te_levels)
     te_dst_overlap: int = 1                     # a destination may have an overlap group (SoCConfig.te_dst_overlap)
+    te_ovl_bits: int = isa.OVL_BITS             # the overlap offset's width (SoCConfig.te_ovl_bits, rule 3)
     kernel: Optional[Callable] = None          # kernel(machine, exe) for EXE_LOCKSTEP
     errors: int = 0
     callbacks: List[tuple] = field(default_factory=list)
@@ -170,7 +175,7 @@ class Machine:
         return cls(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
                    shared_words=config.pcore_shared_words, scratch_bytes=config.scratch_size,
                    te_levels=config.te_levels, te_dst_levels=config.dst_levels,
-                   te_dst_overlap=config.te_dst_overlap, **kw)
+                   te_dst_overlap=config.te_dst_overlap, te_ovl_bits=config.te_ovl_bits, **kw)
 
     @classmethod
     def from_config(cls, config, **kw):
@@ -178,6 +183,7 @@ class Machine:
         return cls(np=config["np"], nt=config["nt"], vw=config["vw"], private_words=config["private_words"],
                    shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS),
                    te_dst_levels=config.get("te_dst_levels", 0), te_dst_overlap=config.get("te_dst_overlap", 1),
+                   te_ovl_bits=config.get("te_ovl_bits", isa.OVL_BITS),
                    **kw)
 
     # -- running ----------------------------------------------------------
@@ -251,8 +257,8 @@ class Machine:
         if t.count_error():
             self.errors |= _ERR["COUNT"]
             return
-        s_addr, s_oob, _ = side_elements(t.src)
-        d_addr, d_oob, _ = side_elements(t.dst)
+        s_addr, s_oob, _ = side_elements(t.src, self.te_ovl_bits)
+        d_addr, d_oob, _ = side_elements(t.dst, self.te_ovl_bits)
         s_addr, s_oob = s_addr[:, 0], s_oob[:, 0]
         s_phys = self._in_range(t.src, t.process, s_addr)
         if np.any(~s_oob & ~s_phys):

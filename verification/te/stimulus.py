@@ -84,6 +84,16 @@ def _side(rng, geo, space, dtype, counts, bcast=(), bcast_step=None):
         ovl = rng.getrandbits(n) or 1
         ovl_start = rng.randrange(-4, 8)
         ovl_limit = rng.randrange(1, max(2, extent + 8))
+        bits = geo.config.te_ovl_bits
+        if bits < 32 and rng.random() < 0.5:
+            # an engine whose overlap offsets have fewer bits (SoCConfig.te_ovl_bits)
+            # keeps them modulo 2**bits: offsets that cross the wrap, a start beyond
+            # the width, and limits the offsets cannot reach (the clamp)
+            half = 1 << (bits - 1)
+            ovl_start = rng.choice([half - rng.randrange(1, extent + 2), -half - rng.randrange(0, 4),
+                                    ovl_start + rng.choice([1, -1]) * (1 << bits)])
+            if rng.random() < 0.3:
+                ovl_limit = rng.choice([half + rng.randrange(0, 4), (1 << bits) + rng.randrange(0, 4), 0xFFFFFFFF])
     lo = sum(min(0, (lv.count - 1) * lv.step) for lv in levels)
     hi = sum(max(0, (lv.count - 1) * lv.step) for lv in levels) + esize
     if rng.random() < 0.08 or hi - lo >= size:
