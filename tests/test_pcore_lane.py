@@ -92,9 +92,13 @@ def test_lane_converts_to_verilog(tmp_path, dsp_shift):
     assert ("a_rs >>> $signed({1'b0, a_rlo})" in text) != dsp_shift
 
 
+# The DSP lane's exhaustive 4-bit Verilator run (39 s of one worker) is in
+# the long tier: its MyHDL source is checked exhaustively above, and its
+# Verilog at the SoC's widths by the random run and the i5 SoC simulation.
 @pytest.mark.sim
-@pytest.mark.parametrize("width,acc_width,mode,dsp_shift", [(4, 8, "exhaustive", False), (16, 32, "random", False),
-                                                            (4, 8, "exhaustive", True), (16, 32, "random", True)])
+@pytest.mark.parametrize("width,acc_width,mode,dsp_shift", [
+    (4, 8, "exhaustive", False), (16, 32, "random", False),
+    pytest.param(4, 8, "exhaustive", True, marks=pytest.mark.long), (16, 32, "random", True)])
 def test_lane_verilog(width, acc_width, mode, dsp_shift):
     from cocotb_tools.check_results import get_results
     from tensorsoc.verification.pcore.build import REPO, build_lane
