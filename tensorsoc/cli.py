@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "tensorsoc.commands.soc",
     "tensorsoc.soc.bitstream",
     "tensorsoc.soc.fpga_bench",
+    "tensorsoc.soc.netlist_area",
     "tensorsoc.commands.mcore",
     "tensorsoc.commands.pcore",
     "tensorsoc.commands.host",
