@@ -93,6 +93,24 @@ class Attribution:
                    f"{self.total('DP16KD'):7d} {self.total('MULT18X18D'):7d}")
         return "\n".join(out)
 
+    def compare_table(self, base, base_name):
+        """Per block, this netlist's LUT positions and FF against ``base``
+        (another Attribution, named ``base_name``)."""
+        blocks = sorted(set(self.blocks) | set(base.blocks),
+                        key=lambda b: -self.blocks.get(b, {}).get("positions", 0))
+        out = [f"{'block':18s} {'LUT pos':>8s} {'was':>8s} {'change':>7s} {'FF':>7s} {'was':>7s} {'change':>7s}"
+               f"   (was: {base_name})"]
+        for b in blocks + ["total"]:
+            if b == "total":
+                p, p0, f, f0 = (self.total("positions"), base.total("positions"), self.total("TRELLIS_FF"),
+                                base.total("TRELLIS_FF"))
+            else:
+                c, c0 = self.blocks.get(b, {}), base.blocks.get(b, {})
+                p, p0, f, f0 = (c.get("positions", 0), c0.get("positions", 0), c.get("TRELLIS_FF", 0),
+                                c0.get("TRELLIS_FF", 0))
+            out.append(f"{b:18s} {p:8d} {p0:8d} {p - p0:+7d} {f:7d} {f0:7d} {f - f0:+7d}")
+        return "\n".join(out)
+
     def as_dict(self):
         return {b: dict(c) for b, c in self.blocks.items()}
 
@@ -161,18 +179,25 @@ def attribute(data, top=None):
     return Attribution(dict(blocks), dict(names))
 
 
-def cmd_bench_area(args):
-    path = Path(args.netlist)
+def _read(path):
+    path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file (a yosys JSON netlist: build/<dir>/gateware/tensorsoc.json after "
                         "`tsoc bitstream`, or after yosys on the script of `tsoc bitstream --no-tools`)")
+    print(f"[bench area] reading {path} ({path.stat().st_size // 1024} KiB)", flush=True)
     try:
-        data = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: not a JSON netlist ({e})") from None
-    print(f"[bench area] reading {path} ({path.stat().st_size // 1024} KiB)", flush=True)
-    a = attribute(data, args.top)
-    print(a.table())
+
+
+def cmd_bench_area(args):
+    path = Path(args.netlist)
+    a = attribute(_read(path), args.top)
+    if args.compare:
+        print(a.compare_table(attribute(_read(args.compare), args.top), args.compare))
+    else:
+        print(a.table())
     for b in (args.detail or "").split(","):
         if not b:
             continue
@@ -198,6 +223,9 @@ def register(groups):
     p.add_argument("netlist", help="yosys JSON netlist (write_json), e.g. build/colorlight_i5/gateware/"
                                    "tensorsoc.json")
     p.add_argument("--top", help="module to read (default: the netlist's top)")
+    p.add_argument("--compare", metavar="BASE.json",
+                   help="another netlist of the same design (before a change): print each block's LUT positions "
+                        "and FF against it")
     p.add_argument("--detail", metavar="BLOCK[,BLOCK]",
                    help="also list the named nets a block's LUT positions are charged to")
     p.add_argument("--lines", type=int, default=20, help="nets listed per --detail block (default 20)")

