@@ -848,7 +848,6 @@ def _check_levels(instrs, config):
                                     f"--set te_ovl_bits={need} runs it)")
 
 
-
 def plan(model, config, address, tanh_table_addr=None, data=None, resident=True):
     """{op-table index: LayerProgram or the reason (str) it stays in software}
     for the compute ops of ``model`` (indices of the compiler's op table,
