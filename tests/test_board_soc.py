@@ -21,9 +21,10 @@ from tensorsoc.soc.targets import TARGETS
 pytestmark = pytest.mark.sim
 
 ULX3S = TARGETS["ulx3s"].config
-# The board's accelerator (geometry, loop levels, memories) and clock ratio,
-# with sys at 100 MHz in simulation.
-BOARD_SIM = [a for k in ("np", "nt", "vw", "te_levels", "scratch_size", "pcore_private_words", "pcore_shared_words")
+# The board's accelerator (geometry, loop levels, memories), its host port
+# (no sensor port) and clock ratio, with sys at 100 MHz in simulation.
+BOARD_SIM = [a for k in ("np", "nt", "vw", "te_levels", "scratch_size", "pcore_private_words", "pcore_shared_words",
+                         "host_sensor")
              for a in ("--set", f"{k}={getattr(ULX3S, k)}")] + [
     "--set", f"accel_clk_freq={100_000_000 * ULX3S.accel_clk_freq // ULX3S.sys_clk_freq}"]
 
