@@ -115,12 +115,21 @@ class Attribution:
         return {b: dict(c) for b, c in self.blocks.items()}
 
 
+def _flag(value):
+    """A yosys JSON attribute as a truth value (a string of bits, or a
+    number)."""
+    try:
+        return int(str(value or "0"), 2) != 0
+    except ValueError:
+        return False
+
+
 def attribute(data, top=None):
     """An Attribution of the yosys JSON netlist ``data`` (a dict), module
     ``top`` (default: the one marked top, or the only one)."""
     mods = data.get("modules", {})
     if top is None:
-        tops = [n for n, m in mods.items() if int(m.get("attributes", {}).get("top", "0") or 0, 2)]
+        tops = [n for n, m in mods.items() if _flag(m.get("attributes", {}).get("top"))]
         top = tops[0] if len(tops) == 1 else (next(iter(mods)) if len(mods) == 1 else None)
         if top is None:
             raise UserError(f"the netlist has {len(mods)} modules and no single top: give --top "
