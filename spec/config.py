@@ -92,8 +92,9 @@ class SoCConfig:
     # model compiler keeps a layer whose offsets would leave
     # +-2**(te_ovl_bits-1) in software, saying so.  24 bits (offsets within
     # +-8 Mi address units, the size of the Colorlight i5's SDRAM) make the
-    # engine about 500 LUTs smaller on an ECP5 at four source levels
-    # (docs/fpga.md, "The overlap offset in 24 bits").
+    # source's address generator about 300 LUTs smaller on an ECP5 at four
+    # levels, the i5's SoC 249 LUT positions (docs/fpga.md, "The overlap
+    # offset in 24 bits").
     te_ovl_bits: int = OVL_BITS
     # 1: the TensorEngine has its vector path (a memory word per clock for
     # the transfers that qualify, docs/tensor_engine.md "Vector path"); 0:

@@ -57,7 +57,7 @@ TARGET = BoardTarget(
 # destination, `te_dst_levels=2`: 1.0k LUT positions; no overlap group in a
 # destination, `te_dst_overlap=0`: 0.4k), overlap offsets in 24 bits
 # (`te_ovl_bits=24`, offsets within +-8 Mi address units, the SDRAM's size:
-# 0.5k), the lanes' rounding
+# 0.25k), the lanes' rounding
 # right shift through the DSP blocks (`pcore_shift_dsp=1`: 3 of the 25F's 28
 # MULT18X18D per lane, about 660 LUT positions less), no vector
 # path, a 32-word instruction queue, no activity trace (`te_trace_depth=0`),
