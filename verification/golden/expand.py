@@ -62,8 +62,9 @@ def expand(text, symbols, defines=None):
         raise MCoreError("the transfer sets error flag(s) " + ", ".join(names), "<statement>", 1, 1, text,
                          "a transfer the TensorEngine accepts")
     try:
-        d = _side_records(dst, t.dst, symbols.config.get("te_ovl_bits", isa.OVL_BITS))
-        s = _side_records(src, t.src, symbols.config.get("te_ovl_bits", isa.OVL_BITS))
+        bits = symbols.config.get("te_ovl_bits", isa.OVL_BITS)
+        d = _side_records(dst, t.dst, bits)
+        s = _side_records(src, t.src, bits)
     except ValueError as e:         # more elements than the executor enumerates
         raise MCoreError(str(e), "<statement>", stmt.tok.line, stmt.tok.col, text, "a smaller transfer") from None
     return [{"dst": a, "src": b} for a, b in zip(d, s)], (dst, src, t)

@@ -69,7 +69,7 @@ async def _check(bench, machine, what):
     machine.exe_calls.clear()
 
 
-def _cover(bins, instrs):
+def _cover(bins, instrs, config):
     """Tally what the random instructions exercised (asserted at the end)."""
     from tensorsoc.verification.golden.tensor_exec import side_elements
     for t in instrs:
@@ -78,12 +78,12 @@ def _cover(bins, instrs):
             continue
         for role, side in (("src", t.src), ("dst", t.dst)):
             bins.add(f"{role} {isa.SPACE_NAMES[side.space]} {isa.DTYPE_NAMES[side.dtype]}")
-            _, oob, _ = side_elements(side, _config().te_ovl_bits)
+            _, oob, _ = side_elements(side, config.te_ovl_bits)
             if oob.any():
                 bins.add(f"{role} out of bound")
             if side.ovl_mask and oob.any():
                 bins.add(f"{role} overlap")
-            if isa.offset_bits(side) > _config().te_ovl_bits:
+            if isa.offset_bits(side) > config.te_ovl_bits:
                 bins.add(f"{role} overlap wrapped")
             if any(lv.step == 0 for lv in side.levels):
                 bins.add("step 0")
@@ -94,7 +94,7 @@ def _cover(bins, instrs):
         if t.dst.bcast_mask:
             bins.add("broadcast")
             if t.dst.space in (isa.space("PCORE_PRIVATE"), isa.space("PCORE_SHARED")) and any(
-                    t.dst.bcast_mask >> l & 1 and lv.step == pcore_stride(_config(), t.dst.space)
+                    t.dst.bcast_mask >> l & 1 and lv.step == pcore_stride(config, t.dst.space)
                     for l, lv in enumerate(t.dst.levels)):
                 bins.add("broadcast over PCOREs")
         if t.proc_en:
@@ -133,7 +133,7 @@ async def random_instructions(dut):
     bins = set()
     while done < total:
         instrs, tag = random_batch(rng, geo, batch, True, tag)
-        _cover(bins, instrs)
+        _cover(bins, instrs, config)
         words = [w for i in instrs for w in isa.encode(i)]
         machine.run(instrs)
         clocks += await bench.run(words)
