@@ -293,3 +293,21 @@ def test_an_overlapped_destination_without_te_dst_overlap(tmp_path, capsys):
     syms.write_text('{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {"te_dst_overlap": 2}}')
     assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
     assert "config.te_dst_overlap: expected 0 or 1" in capsys.readouterr().err
+
+
+def test_overlap_offset_bits_in_a_symbol_file(tmp_path, capsys):
+    """config te_ovl_bits (the engine's overlap offset width): 16 to 48 is
+    taken, anything else is a symbol-file error naming the file and the
+    key; a missing key means 48."""
+    syms = tmp_path / "s.json"
+    for bits in (16, 24, 48):
+        syms.write_text(f'{{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {{"te_ovl_bits": {bits}}}}}')
+        assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 0
+    capsys.readouterr()
+    for bits in (15, 49):
+        syms.write_text(f'{{"format": "tensorsoc-pcore-symbols", "version": 1, "config": {{"te_ovl_bits": {bits}}}}}')
+        assert tsoc(["mcore", "expand", "DDR(p)[0] <= DDR(p)[0];", "--symbols", str(syms)]) == 1
+        err = capsys.readouterr().err
+        assert str(syms) in err and "config.te_ovl_bits: expected 16 to 48" in err
+    from tensorsoc.sw.mcore import symbols
+    assert symbols.from_dict({"format": "tensorsoc-pcore-symbols", "version": 1}).config["te_ovl_bits"] == 48
