@@ -796,10 +796,16 @@ def option_notes(cfg):
             notes.append(f"{cfg['te_ovl_bits']}-bit overlap offsets")
         if cfg.get("pcore_shift_dsp"):
             notes.append("the lanes' right shift through the DSP blocks (pcore_shift_dsp=1)")
+        if not cfg.get("te_parallel_checks", 1):
+            notes.append("the address generators' checks from their registers (te_parallel_checks=0)")
+        if not cfg.get("pcore_stats", 1):
+            notes.append("no PCORE statistics registers (pcore_stats=0)")
     if cfg.get("bus_shared"):
         notes.append("one shared bus")
     if not cfg.get("host_sensor", 1):
         notes.append("no sensor port (host_sensor=0)")
+    if not cfg.get("csr_readback", 1):
+        notes.append("write-only control registers read as 0 (csr_readback=0)")
     return "".join(f", {n}" for n in notes)
 
 
@@ -859,6 +865,11 @@ def config_table_markdown():
         ("PCORE lanes' rounding right shift (`pcore_shift_dsp`)",
          lambda t, c: ("DSP blocks: 3 MULT18X18D per lane" if c.pcore_shift_dsp else "fabric: 1 MULT18X18D per lane")
          if c.accelerator else "-"),
+        ("... address generators' checks (`te_parallel_checks`)",
+         lambda t, c: ("per candidate, registered" if c.te_parallel_checks else "from the registers")
+         if c.accelerator else "-"),
+        ("PCORE statistics registers CYCLES, VOPS, MACS (`pcore_stats`)",
+         lambda t, c: ("yes" if c.pcore_stats else "no") if c.accelerator else "-"),
         ("TensorEngine vector path (`te_vector_path`)",
          lambda t, c: ("yes" if c.te_vector_path else "no: the element path only") if c.accelerator else "-"),
         ("TensorEngine instruction queue (`te_queue_depth`)",
@@ -867,6 +878,8 @@ def config_table_markdown():
          lambda t, c: (f"{c.te_trace_depth} records" if c.te_trace_depth else "none") if c.accelerator else "-"),
         ("Wishbone interconnect (`bus_shared`)", lambda t, c: "one shared bus" if c.bus_shared else "crossbar"),
         ("host port's sensor port (`host_sensor`)", lambda t, c: "yes" if c.host_sensor else "no: Acquire answers SENSOR"),
+        ("write-only control registers read back (`csr_readback`)",
+         lambda t, c: "yes" if c.csr_readback else "no: they read as 0"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),
         ("peak MAC/s at the accelerator's clock",
          lambda t, c: f"{c.peak_macs_per_clock * clock(t, c) / 1e9:.2f} G" if c.accelerator and t else "-"),

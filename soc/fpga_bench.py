@@ -134,6 +134,7 @@ def _te_agen(config, build_dir):
     from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs
     from tensorsoc.cores.tensor_engine.vector import cap_of
     side = SideRegs(config.te_levels, config.te_ovl_bits)
+    side.parallel_checks = bool(config.te_parallel_checks)
     g = AddressGenerator(side, cap_of=cap_of(side, config.vw))     # as the engine builds it
     return Elaborated(g, [g, side])
 

@@ -137,7 +137,8 @@ class TensorSoC(SoCCore):
                    Window.SERVER: self.windows["server"]}
         port = HostSPISlave(pads, sensor_pads, windows, msb_first=msb_first,
                             bus_data_width=self.bus.data_width, bus_adr_width=self.bus.address_width,
-                            sensor=bool(self.tsoc_config.host_sensor))
+                            sensor=bool(self.tsoc_config.host_sensor),
+                            readback=bool(self.tsoc_config.csr_readback))
         self.add_core("host_port", port, masters=[port.wb_write, port.wb_read]
                       + ([port.sensor.bus] if port.sensor is not None else []))
         self.add_constant("HOST_PORT_MSB_FIRST", int(msb_first))
@@ -159,13 +160,14 @@ class TensorSoC(SoCCore):
         if not self.tsoc_config.accel_clk_freq:
             self.tensor_engine, self.pcore = add_tensor_engine(self, self.tsoc_config, build_dir=build_dir)
             if fetch:
-                self.tensor_engine_fetch = add_tensor_engine_fetch(self, self.tensor_engine, self.pcore)
+                self.tensor_engine_fetch = add_tensor_engine_fetch(self, self.tensor_engine, self.pcore,
+                                                                   readback=bool(self.tsoc_config.csr_readback))
             return
         from tensorsoc.soc.accel_domain import AcceleratorCores, AcceleratorDomain
         cores = AcceleratorCores(self)
         engine, array = add_tensor_engine(cores, self.tsoc_config, build_dir=build_dir)
         if fetch:
-            add_tensor_engine_fetch(cores, engine, array)
+            add_tensor_engine_fetch(cores, engine, array, readback=bool(self.tsoc_config.csr_readback))
         AcceleratorDomain(self, cores).add_to(self, "accel")
 
     def add_sim_sdram(self, sdram):

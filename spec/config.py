@@ -96,6 +96,16 @@ class SoCConfig:
     # levels, the i5's SoC 249 LUT positions (docs/fpga.md, "The overlap
     # offset in 24 bits").
     te_ovl_bits: int = OVL_BITS
+    # 1: the TensorEngine's address generators check each candidate of their
+    # next index, overlap offset and address in parallel and keep the
+    # results as registers, so that the element path's skip and the vector
+    # path's requests start from flip-flops (the ULX3S's 60 MHz needs it);
+    # 0: they check the index, offset and address once, from their
+    # registers, in the clock that presents the element: the same results,
+    # longer paths, about 700 LUT positions less on an ECP5 at four source
+    # and two destination levels (docs/fpga.md, "The generators' checks
+    # from their registers").  For the 50 MHz boards.
+    te_parallel_checks: int = 1
     # 1: the TensorEngine has its vector path (a memory word per clock for
     # the transfers that qualify, docs/tensor_engine.md "Vector path"); 0:
     # every transfer takes the element path (an element per clock), the same
@@ -142,6 +152,20 @@ class SoCConfig:
     # with the error SENSOR at once), a bus master and its counters less for
     # the smallest FPGAs (docs/host_port.md, "Sensor port").
     host_sensor: int = 1
+    # 1: the control registers of tensorsoc's cores that the firmware only
+    # writes (the host port's STATUS_SET .. SPEC3, the PCORE array's FUNC and
+    # START, the instruction fetch's ADDRESS, LENGTH and CONTROL) read back
+    # what was written, as LiteX's CSRStorage; 0: they read as 0, and their
+    # CSR banks' read multiplexers lose those inputs (cores/csr_storage.py;
+    # docs/fpga.md, "Write-only control registers").  The firmware reads
+    # none of them.
+    csr_readback: int = 1
+    # 1: the PCORE array's statistics registers CYCLES, VOPS and MACS (the
+    # last kernel's clocks, vector operations and multiply-accumulates: the
+    # array's bench and `tsoc bench pcore` read them); 0: none, and no
+    # counters (the firmware does not read them; the C header has no
+    # accessors for them).
+    pcore_stats: int = 1
     # Clocks.
     sys_clk_freq: int = 100_000_000      # SoC clock (Hz)
     # The accelerator's own clock (Hz), or 0: the TensorEngine, its
@@ -200,6 +224,10 @@ class SoCConfig:
         if not MIN_OVL_BITS <= self.te_ovl_bits <= OVL_BITS:
             raise ConfigError(f"te_ovl_bits={self.te_ovl_bits}: the overlap offset's width must be "
                               f"{MIN_OVL_BITS} to {OVL_BITS} bits")
+        if self.te_parallel_checks not in (0, 1):
+            raise ConfigError(f"te_parallel_checks={self.te_parallel_checks}: must be 1 (the address generators "
+                              f"check every candidate of their next values, registered) or 0 (once, from their "
+                              f"registers)")
         if self.te_vector_path not in (0, 1):
             raise ConfigError(f"te_vector_path={self.te_vector_path}: must be 1 (the TensorEngine's vector path) "
                               f"or 0 (the element path only)")
@@ -216,6 +244,12 @@ class SoCConfig:
         if self.host_sensor not in (0, 1):
             raise ConfigError(f"host_sensor={self.host_sensor}: must be 1 (the sensor port) or 0 (none: Acquire "
                               f"answers SENSOR)")
+        if self.csr_readback not in (0, 1):
+            raise ConfigError(f"csr_readback={self.csr_readback}: must be 1 (write-only control registers read "
+                              f"back their value) or 0 (they read as 0)")
+        if self.pcore_stats not in (0, 1):
+            raise ConfigError(f"pcore_stats={self.pcore_stats}: must be 1 (the PCORE array's CYCLES, VOPS and "
+                              f"MACS registers) or 0 (none)")
         if self.sys_clk_freq <= 0:
             raise ConfigError(f"sys_clk_freq={self.sys_clk_freq}: must be positive")
         if self.accel_clk_freq < 0:

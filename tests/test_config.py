@@ -35,6 +35,8 @@ def test_default_is_valid_and_exported_to_c():
     ("te_dst_levels", 9, "must be 0 .as te_levels. or 2 to te_levels=8"),
     ("te_ovl_bits", 15, "overlap offset.s width must be 16 to 48 bits"),
     ("te_ovl_bits", 49, "overlap offset.s width must be 16 to 48 bits"),
+    ("te_parallel_checks", 2, "must be 1 .the address generators check every candidate of their next values, "
+                              "registered. or 0 .once, from their registers."),
     ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
     ("pcore_shift_dsp", 2, "must be 0 .the lanes' rounding right shift in the fabric. or 1 .through the DSP blocks."),
     ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),
@@ -43,6 +45,8 @@ def test_default_is_valid_and_exported_to_c():
     ("te_trace_depth", 8192, "must be 0 .none. or a power of 2 from 16 to 4096 records"),
     ("bus_shared", 2, "must be 0 .a crossbar. or 1 .one shared bus."),
     ("host_sensor", 2, "must be 1 .the sensor port. or 0 .none: Acquire answers SENSOR."),
+    ("csr_readback", 2, "must be 1 .write-only control registers read back their value. or 0 .they read as 0."),
+    ("pcore_stats", 2, "must be 1 .the PCORE array's CYCLES, VOPS and MACS registers. or 0 .none."),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):

@@ -114,7 +114,9 @@ def test_host_port_colorlight_i5_accelerator_build():
     lanes, four loop levels (two for a destination), no vector path, a 32-word instruction queue,
     no activity trace (the firmware says so under TE_TRACE),
     the VexRiscv ``minimal`` with the firmware compiled for rv32i, a 24 KiB
-    ROM, one shared bus with the CPU's fetches gapped, no sensor port),
+    ROM, one shared bus with the CPU's fetches gapped, no sensor port,
+    write-only control registers that read as 0, no PCORE statistics
+    registers, the address generators' checks from their registers),
     with the compact memory sizes: the example models
     through the fast path in QPI, every layer on the accelerator and
     bit-exact, and the model window's bounds.  (At the simulation's sys clock, 100 MHz: the fast path

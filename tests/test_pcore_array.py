@@ -55,6 +55,21 @@ def test_add_pcore_array_to_the_soc(tmp_path):
     assert verilog.count("tsoc_pcore_lane lane") == config.np * config.vw
 
 
+def test_the_lean_register_options():
+    """SoCConfig.pcore_stats=0: no CYCLES, VOPS, MACS (the others keep
+    their offsets); csr_readback=0: FUNC and START are write-only (they
+    read as 0, cores/csr_storage.py)."""
+    from litex.soc.interconnect.csr import CSRStorage
+    from tensorsoc.cores.csr_storage import WriteOnlyStorage
+    from tensorsoc.cores.pcore.soc import PCOREArray
+    lean = PCOREArray(SoCConfig(pcore_stats=0, csr_readback=0)).get_csrs()
+    assert [c.name for c in lean] == ["info", "meminfo", "imeminfo", "func", "start", "status"]
+    assert {c.name for c in lean if isinstance(c, WriteOnlyStorage)} == {"func", "start"}
+    full = PCOREArray(SoCConfig()).get_csrs()
+    assert not any(isinstance(c, WriteOnlyStorage) for c in full)
+    assert {c.name for c in full if isinstance(c, CSRStorage)} == {"func", "start"}
+
+
 def test_registers_are_documented_csrs():
     """Every register has a description, and every field of one with fields."""
     from litex.soc.interconnect.csr import CSRStatus, CSRStorage

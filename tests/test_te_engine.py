@@ -16,6 +16,20 @@ def test_engine_matches_the_executor():
 
 
 @pytest.mark.sim
+@pytest.mark.long
+def test_engine_checks_from_registers_with_the_vector_path():
+    """SoCConfig.te_parallel_checks = 0 with the vector path (the default
+    engine otherwise): the address generators' bound, overlap and range
+    checks computed from their registers give the executor's results on
+    both paths, chunk mode included.  (The i5's engine, without the vector
+    path, runs in `make test`: test_engine_without_its_vector_path.)"""
+    from tensorsoc.verification.te.run import run, test_config
+    config = test_config().with_overrides(te_parallel_checks=0)
+    tests, fails, results = run(config, testcases=["random_instructions", "overlap_offsets"])
+    assert tests == 2 and fails == 0, f"see {results}"
+
+
+@pytest.mark.sim
 @pytest.mark.skipif(not os.environ.get("TSOC_TE_LONG"), reason="set TSOC_TE_LONG=1 for 20000 random instructions x 3 seeds")
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_engine_long_random(seed):
@@ -33,7 +47,9 @@ def test_engine_without_its_vector_path():
     (te_trace_depth = 0), two destination loop levels (te_dst_levels = 2,
     under the source's four) and no destination overlap (te_dst_overlap =
     0; the Colorlight i5's candidate engine) and overlap offsets of 16
-    bits (te_ovl_bits = 16, the fewest; the i5 takes 24): the random
+    bits (te_ovl_bits = 16, the fewest; the i5 takes 24), the address
+    generators' checks from their registers (te_parallel_checks = 0, as
+    the i5's): the random
     instructions give the executor's results with every transfer on the
     element path (the test asserts that no transfer took the vector path)
     and with overlap offsets that wrap (the stimulus crosses the wrap; the
@@ -43,7 +59,7 @@ def test_engine_without_its_vector_path():
     four executes."""
     from tensorsoc.verification.te.run import run, test_config
     config = test_config().with_overrides(te_vector_path=0, te_queue_depth=16, te_trace_depth=0, te_dst_levels=2,
-                                          te_dst_overlap=0, te_ovl_bits=16)
+                                          te_dst_overlap=0, te_ovl_bits=16, te_parallel_checks=0)
     tests, fails, results = run(config, testcases=["random_instructions", "trace_buffer_depth", "decode_errors",
                                                    "overlap_offsets"],
                                 extra_env={"TSOC_TE_RANDOM": "600"})

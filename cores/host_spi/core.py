@@ -19,7 +19,9 @@ from litex.gen import LiteXModule
 from litex.soc.cores.dma import WishboneDMAReader, WishboneDMAWriter
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import stream, wishbone
-from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus, CSRStorage
+from litex.soc.interconnect.csr import CSR, CSRField, CSRStatus
+
+from tensorsoc.cores.csr_storage import storage_class
 
 from tensorsoc.cores.host_spi.phy import HostSPIPHY, EPOCH_BITS
 from tensorsoc.cores.host_spi.pins import connect_lines
@@ -41,38 +43,42 @@ class HostSPISlave(LiteXModule):
     Acquire).  ``msb_first`` selects the build option for the bit order.
     ``sensor`` False: no sensor port (``SoCConfig.host_sensor=0``): the
     stream's ready stays low and Acquire answers the error SENSOR.
+    ``readback`` False: the storage registers (``status_set`` ..
+    ``spec3``), which the firmware only writes, read as 0
+    (``SoCConfig.csr_readback=0``, cores/csr_storage.py).
     """
 
     def __init__(self, pads, sensor_pads, windows, msb_first=False, bus_data_width=32, bus_adr_width=30,
-                 sensor=True):
+                 sensor=True, readback=True):
         self.intro = ModuleDoc(__doc__)
         self.wb_write = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
         self.wb_read = wishbone.Interface(data_width=bus_data_width, adr_width=bus_adr_width)
 
         # Firmware interface (CSRs) -------------------------------------
+        Storage = storage_class(readback)
         self._status = CSRStatus(32, description="Status word as the host reads it (spec/host_protocol.py Status).")
-        self._status_set = CSRStorage(32, description="Write 1s to set status bits 0..2 (busy flags).")
-        self._status_clear = CSRStorage(description="Finish a command: clear busy bits and, in the same write, "
+        self._status_set = Storage(32, description="Write 1s to set status bits 0..2 (busy flags).")
+        self._status_clear = Storage(description="Finish a command: clear busy bits and, in the same write, "
                                                     "raise an error, so the host never sees one without the other.",
                                         fields=[
             CSRField("busy", size=3, description="1s clear status bits 0..2."),
             CSRField("error", size=8, offset=8, description="ErrorCause to raise (0: none)."),
         ])
-        self._error = CSRStorage(8, description="Write an ErrorCause to raise the error bit (first error wins).")
+        self._error = Storage(8, description="Write an ErrorCause to raise the error bit (first error wins).")
         self._error_cause = CSRStatus(8, description="Cause of the pending error (0: none).")
         self._msg_valid = CSRStatus(1, description="A message from the host is waiting.")
         self._msg_code = CSRStatus(8, description="Message code (protocol.Msg) at the head of the queue.")
         self._msg_length = CSRStatus(32, description="Message length word at the head of the queue.")
         self._msg_pop = CSR()
         self._msg_pop.description = "Write to remove the head message."
-        self._rtensor_addr = CSRStorage(32, description="Byte address RTensor reads from.")
-        self._rtensor_len = CSRStorage(32, description="Bytes RTensor returns (the host must read exactly this many).")
-        self._rtimings_addr = CSRStorage(32, description="Byte address RTimings reads from.")
-        self._rtimings_len = CSRStorage(32, description="Bytes RTimings returns.")
-        self._input_len = CSRStorage(32, description="Input tensor bytes: the WTensor length (0: unchecked) and the Acquire frame length.")
+        self._rtensor_addr = Storage(32, description="Byte address RTensor reads from.")
+        self._rtensor_len = Storage(32, description="Bytes RTensor returns (the host must read exactly this many).")
+        self._rtimings_addr = Storage(32, description="Byte address RTimings reads from.")
+        self._rtimings_len = Storage(32, description="Bytes RTimings returns.")
+        self._input_len = Storage(32, description="Input tensor bytes: the WTensor length (0: unchecked) and the Acquire frame length.")
         self._spec = []
         for i in range(4):
-            csr = CSRStorage(32, name=f"spec{i}", description=f"RSpec bytes {4*i}..{4*i+3}.")
+            csr = Storage(32, name=f"spec{i}", description=f"RSpec bytes {4*i}..{4*i+3}.")
             setattr(self, f"_spec{i}", csr)
             self._spec.append(csr)
         self._mode = CSRStatus(fields=[

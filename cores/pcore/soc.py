@@ -18,6 +18,8 @@ from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
 from litex.soc.interconnect.csr import CSRField, CSRStatus, CSRStorage
 
+from tensorsoc.cores.csr_storage import WriteOnlyStorage, storage_class
+
 from tensorsoc.cores.pcore.array import PCOREArrayCore
 from tensorsoc.cores.pcore.lane import verilog_for
 from tensorsoc.spec.pcore_isa import ISA_VERSION
@@ -28,7 +30,10 @@ class PCOREArray(LiteXModule):
 
     ``bus``: the instruction memory as a 32-bit word-addressed Wishbone
     slave of ``imem_words`` words (``size`` bytes).  The control registers
-    are CSRs (``info`` ... ``macs``, in this order from bank offset 0)."""
+    are CSRs (``info`` ... ``macs``, in this order from bank offset 0;
+    ``cycles``, ``vops`` and ``macs`` only with ``config.pcore_stats``).
+    ``config.csr_readback=0``: ``func`` and ``start`` read as 0
+    (cores/csr_storage.py)."""
 
     def __init__(self, config, imem_words=None):
         imem_words = imem_words or config.pcore_imem_words
@@ -63,12 +68,12 @@ class PCOREArray(LiteXModule):
         self.imeminfo = CSRStatus(32, description=(
             "Instruction memory size in 32-bit words (constant): the size of the Wishbone region ``pcore`` "
             "divided by 4."))
-        self.func = CSRStorage(fields=[
+        self.func = storage_class(config.csr_readback)(fields=[
             CSRField("entry", size=16, description="entry address of the kernel in the instruction memory"),
             CSRField("pcores", size=8, description="PCOREs that run it (0 or more than NP: all)"),
             CSRField("threads", size=8, description="threads per PCORE that run it (0 or more than NT: all)"),
         ], description="Function word of the kernel START runs (``spec.pcore_isa.function_word``).")
-        self.start = CSRStorage(fields=[
+        self.start = storage_class(config.csr_readback)(fields=[
             CSRField("process", size=1, description="process space the kernel runs on"),
         ], description=(
             "Writing starts the kernel of FUNC on the process space written (the write is the strobe). "
@@ -78,12 +83,16 @@ class PCOREArray(LiteXModule):
             CSRField("busy", size=2, description="bit p: a kernel runs on process space p"),
             CSRField("pending", size=1, description="a START is queued, not yet taken"),
         ], description="Kernel state; 0 when no kernel runs and none is queued.")
-        self.cycles = CSRStatus(32, description=(
-            "Clocks taken by the last (or running) kernel, start to last write-back."))
-        self.vops = CSRStatus(32, description=(
-            "Vector operations issued to active threads by the last kernel (per PCORE)."))
-        self.macs = CSRStatus(32, description=(
-            "Multiply-accumulate lane operations of the last kernel, summed over the array."))
+        if config.pcore_stats:
+            # (SoCConfig.pcore_stats=0: no statistics registers; the
+            # sequencer's counters then have no reader and synthesis drops
+            # them)
+            self.cycles = CSRStatus(32, description=(
+                "Clocks taken by the last (or running) kernel, start to last write-back."))
+            self.vops = CSRStatus(32, description=(
+                "Vector operations issued to active threads by the last kernel (per PCORE)."))
+            self.macs = CSRStatus(32, description=(
+                "Multiply-accumulate lane operations of the last kernel, summed over the array."))
 
         # # #
 
@@ -112,10 +121,13 @@ class PCOREArray(LiteXModule):
             self.status.fields.busy.eq(core.busy),
             # (a START the CSR bank took in the previous clock counts as pending)
             self.status.fields.pending.eq(pending | self.start.re),
-            self.cycles.status.eq(core.cycles),
-            self.vops.status.eq(core.vops),
-            self.macs.status.eq(core.macs),
         ]
+        if config.pcore_stats:
+            self.comb += [
+                self.cycles.status.eq(core.cycles),
+                self.vops.status.eq(core.vops),
+                self.macs.status.eq(core.macs),
+            ]
 
         # Kernel start: the TensorEngine has priority over the MCORE's START.
         self.comb += [
@@ -201,7 +213,7 @@ def register_table_markdown(config=None):
     array = PCOREArray(config or DEFAULT)
     rows = ["| offset | register | access | C accessor | meaning |", "|---|---|---|---|---|"]
     for i, csr in enumerate(array.get_csrs(sort=True)):
-        access = "rw" if isinstance(csr, CSRStorage) else "ro"
+        access = ("wo" if isinstance(csr, WriteOnlyStorage) else "rw") if isinstance(csr, CSRStorage) else "ro"
         desc = " ".join(csr.description.split()).replace("``", "`")
         fields = getattr(csr, "fields", None)
         if fields is not None:

@@ -85,6 +85,10 @@ class SideRegs:
     2**ovl_bits like the offset."""
 
     overlap = True
+    # The generator's checks for each candidate of their next value, in
+    # parallel, as registers (True), or from its registers in the clock
+    # that presents the element (False: ``SoCConfig.te_parallel_checks=0``).
+    parallel_checks = True
 
     def __init__(self, levels=isa.MAX_LEVELS, ovl_bits=OVL_BITS):
         self.ovl_bits = ovl_bits
@@ -287,18 +291,34 @@ class AddressGenerator(Module):
         # the next value, the select, the adder and the check in one clock
         # were (48.74 and 50.56 MHz; docs/fpga.md, "The checks as
         # registers").
+        #
+        # A side whose ``parallel_checks`` is False
+        # (``SoCConfig.te_parallel_checks=0``) computes each check once, from
+        # the registers it checks, in the clock that presents the element:
+        # the same values at every clock, with one overlap and one range
+        # check instead of one per candidate and one index check per level
+        # instead of two, and the compares in the paths that read ``oob`` and
+        # ``in_range`` (docs/fpga.md, "The generators' checks from their
+        # registers").
         oob_l = [Signal(name=f"oob{l}") for l in range(n)]
         ovl_oob = Signal()
         self.comb += self.oob.eq(reduce(or_, oob_l) | ovl_oob)
 
         def ovl_check(v):
             return side.ovl_en & ((v < 0) | (v >= limit))
-        if side.overlap:
+        if not side.parallel_checks:
+            if side.overlap:
+                self.comb += ovl_oob.eq(ovl_check(go[0]))
+            if range_of is not None:
+                m = range_of(sa[0])
+                self.submodules += m
+                self.comb += self.in_range.eq(m.ok)
+        elif side.overlap:
             ovl_c = [kept(ovl_check(v), f"novl{k}") for k, v in enumerate([side.ovl_start] + ngo)]
             self.sync += If(self.load, ovl_oob.eq(ovl_c[0])
                 ).Elif(advance & sel[0], ovl_oob.eq(ovl_c[1])
                 ).Elif(advance & below[0], ovl_oob.eq(carry_of([None] + ovl_c[2:])))
-        if range_of is not None:
+        if range_of is not None and side.parallel_checks:
             rng = []
             for k, a in enumerate([side.base, nsa0] + nsa[1:]):
                 m = range_of(a)
@@ -314,18 +334,23 @@ class AddressGenerator(Module):
                 b.eq(side.bound[l]),
                 far_inc.eq(far[l] | (nidx[l][IDX_BITS - 1] != nidx[l][IDX_BITS - 2])),
             ]
-            # the index's check at its start (fixed for the walk) and after
-            # its increment
-            start_oob = kept(side.chk[l] & ((side.start[l] < 0) | (side.start[l] >= b)),
-                             f"start_oob{l}")
-            inc_oob = kept(side.chk[l] & (far_inc | (nidx[l] < 0) | (nidx[l] >= b)), f"inc_oob{l}")
+            if side.parallel_checks:
+                # the index's check at its start (fixed for the walk) and
+                # after its increment, registered in oob_l[l] below
+                start_oob = kept(side.chk[l] & ((side.start[l] < 0) | (side.start[l] >= b)),
+                                 f"start_oob{l}")
+                inc_oob = kept(side.chk[l] & (far_inc | (nidx[l] < 0) | (nidx[l] >= b)), f"inc_oob{l}")
+                oob_load, oob_inc = [oob_l[l].eq(start_oob)], [oob_l[l].eq(inc_oob)]
+            else:
+                self.comb += oob_l[l].eq(side.chk[l] & (far[l] | (idx[l] < 0) | (idx[l] >= b)))
+                oob_load, oob_inc = [], []
             self.sync += [
                 If(self.load | (advance & below[l]),
                     one[l].eq(side.count[l] == 1), at0[l].eq(1),
-                    idx[l].eq(side.start[l]), far[l].eq(0), oob_l[l].eq(start_oob),
+                    idx[l].eq(side.start[l]), far[l].eq(0), *oob_load,
                 ).Elif(advance & sel[l],
                     one[l].eq(left[l] == 2), at0[l].eq(0),
-                    idx[l].eq(nidx[l]), far[l].eq(far_inc), oob_l[l].eq(inc_oob),
+                    idx[l].eq(nidx[l]), far[l].eq(far_inc), *oob_inc,
                 ),
                 If(self.load,
                     left[l].eq(side.count[l]), sa[l].eq(side.base), *if_enabled(side.overlap, go[l].eq(side.ovl_start)),

@@ -688,6 +688,8 @@ class TensorEngineCore(Module):
         # memory word at its address) as a register (agen.py: cap_of).
         limits = dict(ddr_base=ddr_base, ddr_size=ddr_size, scratch_size=config.scratch_size,
                       private_words=pm.private_words, shared_words=pm.shared_words)
+        # (SideRegs.parallel_checks: the generators' checks per candidate, registered)
+        src.parallel_checks = dst.parallel_checks = bool(config.te_parallel_checks)
         self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, vw),
                                                         range_of=lambda a: RangeCheck(src, a, **limits))
         dst.overlap = bool(config.te_dst_overlap)     # (SideRegs.overlap: the generator's overlap offset)

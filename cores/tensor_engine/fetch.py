@@ -13,7 +13,9 @@ from migen import *
 from litex.gen import LiteXModule
 from litex.soc.integration.doc import ModuleDoc
 from litex.soc.interconnect import wishbone
-from litex.soc.interconnect.csr import CSRStorage, CSRStatus, CSRField
+from litex.soc.interconnect.csr import CSRStatus, CSRField
+
+from tensorsoc.cores.csr_storage import storage_class
 
 from tensorsoc.cores.tensor_engine.vector import BurstMaster
 from tensorsoc.spec.config import DEFAULT
@@ -35,7 +37,7 @@ class TEFetchCore(Module):
     not interleaved with single beats, and continues a word per clock while
     the queue has room."""
 
-    def __init__(self, imem_words, max_burst=32, min_space=8, length_bits=24):
+    def __init__(self, imem_words, max_burst=32, min_space=8, length_bits=24, readback=True):
         self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
         self.address = Signal(32)
         self.length = Signal(length_bits)
@@ -138,7 +140,7 @@ class TEFetchCore(Module):
 class TEFetch(LiteXModule):
     """``TEFetchCore`` with its CSRs (module ``tensor_engine_fetch`` in the SoC)."""
 
-    def __init__(self, imem_words, max_burst=32, min_space=8, length_bits=24):
+    def __init__(self, imem_words, max_burst=32, min_space=8, length_bits=24, readback=True):
         self.doc = ModuleDoc(title="TensorEngine instruction fetch", body=(
             "Reads LENGTH 32-bit words from bus address ADDRESS (incremental Wishbone bursts of at most "
             f"{max_burst} beats) and, with CONTROL.target = 0, pushes them into the TensorEngine's instruction "
@@ -151,9 +153,11 @@ class TEFetch(LiteXModule):
         self.q_we, self.q_data, self.q_space = core.q_we, core.q_data, core.q_space
         self.imem_we, self.imem_adr, self.imem_dat_w = core.imem_we, core.imem_adr, core.imem_dat_w
 
-        self.address = CSRStorage(32, description="Bus (byte) address of the first word; 4-byte aligned.")
-        self.length = CSRStorage(length_bits, description="Number of 32-bit words to fetch.")
-        self.control = CSRStorage(fields=[
+        # (``readback`` False: ADDRESS, LENGTH and CONTROL read as 0,
+        # ``SoCConfig.csr_readback=0``, cores/csr_storage.py)
+        self.address = storage_class(readback)(32, description="Bus (byte) address of the first word; 4-byte aligned.")
+        self.length = storage_class(readback)(length_bits, description="Number of 32-bit words to fetch.")
+        self.control = storage_class(readback)(fields=[
             CSRField("start", size=1, pulse=True, description="write 1: start the fetch (ignored while busy)"),
             CSRField("target", size=1, offset=8, values=[
                 ("``0``", "queue", "the TensorEngine's instruction queue"),
@@ -177,13 +181,14 @@ class TEFetch(LiteXModule):
         ]
 
 
-def add_tensor_engine_fetch(soc, engine, pcore_array=None, name="tensor_engine_fetch"):
+def add_tensor_engine_fetch(soc, engine, pcore_array=None, name="tensor_engine_fetch", readback=True):
     """Add a ``TEFetch`` to ``soc`` (a ``TensorSoC``) through its
     ``add_core``: CSRs ``name``, a Wishbone master on the SoC bus, feeding
     ``engine``'s (core.TensorEngine) instruction queue and, with
-    ``pcore_array`` (cores.pcore.soc.PCOREArray), its instruction memory."""
+    ``pcore_array`` (cores.pcore.soc.PCOREArray), its instruction memory.
+    ``readback``: as ``TEFetch``'s."""
     imem_words = pcore_array.imem_words if pcore_array is not None else DEFAULT.pcore_imem_words
-    fetch = TEFetch(imem_words=imem_words)
+    fetch = TEFetch(imem_words=imem_words, readback=readback)
     soc.add_core(name, fetch, masters=[fetch.bus])
     soc.comb += [
         engine.dma_we.eq(fetch.q_we),
