@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "tensorsoc.soc.bitstream",
     "tensorsoc.soc.fpga_bench",
     "tensorsoc.soc.netlist_area",
+    "tensorsoc.soc.congestion",
     "tensorsoc.commands.mcore",
     "tensorsoc.commands.pcore",
     "tensorsoc.commands.host",
