@@ -120,6 +120,9 @@ class AddressGenerator(Module):
     as registers that follow ``addr`` and slot 0's iterations (computed
     from the candidates of their next values, one per level, in parallel),
     so the decision which slot increments is made of flip-flops alone.
+    ``cap_of`` None: the generator has no chunk mode (an engine without
+    its vector path, ``SoCConfig.te_vector_path=0``): ``cap`` and ``fits``
+    stay 0 and ``chunk`` must stay low.
     A side whose ``overlap`` is False has no overlap offset
     (``SoCConfig.te_dst_overlap=0`` for the destination, whose decoder
     refuses an overlap group): ``oob`` is the bound checks alone.  (Read
@@ -256,24 +259,27 @@ class AddressGenerator(Module):
             self.comb += [If(sel[l], c.eq(cands[l])) for l in range(1, n)]
             return c
 
-        ncap = []
-        for k, a in enumerate([side.base, nsa0] + nsa[1:]):
-            geo = cap_of(a)
-            self.submodules += geo
-            ncap.append(kept(geo.cap, f"ncap{k}", 8))
-        carry_cap = carry_of([None] + ncap[2:], 8)
-        # fits follows left[0] and cap: at load and when slot 0 rewinds,
-        # slot 0's count against the new cap; when slot 0 increments in
-        # chunk mode, what is left after cap elements against the next cap.
-        def fits_of(rest, cap):
-            return (rest[capw:] == 0) & (rest[:capw] <= cap)
-        rest_chunk = Signal(32)
-        self.comb += rest_chunk.eq(left[0] - cap_r)
-        self.sync += [
-            If(self.load, cap_r.eq(ncap[0]), fits_r.eq(fits_of(side.count[0], ncap[0]))
-            ).Elif(advance & sel[0], cap_r.eq(ncap[1]), fits_r.eq(fits_of(rest_chunk, ncap[1]))
-            ).Elif(advance & below[0], cap_r.eq(carry_cap), fits_r.eq(fits_of(side.count[0], carry_cap))),
-        ]
+        # (no ``cap_of``: no chunk mode, cap and fits stay 0; the candidates'
+        # caps are kept nets, which synthesis would keep unread)
+        if cap_of is not None:
+            ncap = []
+            for k, a in enumerate([side.base, nsa0] + nsa[1:]):
+                geo = cap_of(a)
+                self.submodules += geo
+                ncap.append(kept(geo.cap, f"ncap{k}", 8))
+            carry_cap = carry_of([None] + ncap[2:], 8)
+            # fits follows left[0] and cap: at load and when slot 0 rewinds,
+            # slot 0's count against the new cap; when slot 0 increments in
+            # chunk mode, what is left after cap elements against the next cap.
+            def fits_of(rest, cap):
+                return (rest[capw:] == 0) & (rest[:capw] <= cap)
+            rest_chunk = Signal(32)
+            self.comb += rest_chunk.eq(left[0] - cap_r)
+            self.sync += [
+                If(self.load, cap_r.eq(ncap[0]), fits_r.eq(fits_of(side.count[0], ncap[0]))
+                ).Elif(advance & sel[0], cap_r.eq(ncap[1]), fits_r.eq(fits_of(rest_chunk, ncap[1]))
+                ).Elif(advance & below[0], cap_r.eq(carry_cap), fits_r.eq(fits_of(side.count[0], carry_cap))),
+            ]
         self.sync += If(self.load, running.eq(1)).Elif(advance & self.last, running.eq(0))
         # The bound, overlap and range checks as registers (``oob_l``,
         # ``ovl_oob``, ``in_range``) that follow the index, the offset and
