@@ -57,31 +57,32 @@ TARGET = BoardTarget(
 # destination, `te_dst_levels=2`: 1.0k LUT positions; no overlap group in a
 # destination, `te_dst_overlap=0`: 0.4k), overlap offsets in 24 bits
 # (`te_ovl_bits=24`, offsets within +-8 Mi address units, the SDRAM's size:
-# 0.25k), the lanes' rounding
-# right shift through the DSP blocks (`pcore_shift_dsp=1`: 3 of the 25F's 28
-# MULT18X18D per lane, about 660 LUT positions less), no vector
-# path, a 32-word instruction queue, no activity trace (`te_trace_depth=0`),
-# the VexRiscv `minimal` (rv32i firmware), a 24 KiB boot ROM (the firmware is
-# about 20 KiB; 12 DP16KD instead of 16) and one shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the
-# crossbar; the SoC gaps the minimal CPU's fetches so the host port's DMA gets
-# the bus, soc/tensorsoc.py FetchGap); like the target, no sensor port;
-# write-only control registers that read as 0 and no PCORE statistics
-# registers (`csr_readback=0`, `pcore_stats=0`: 0.6k LUT positions), the
-# address generators' checks from their registers (`te_parallel_checks=0`:
-# 0.4k).  Not the target's own configuration yet: with yosys's area mapping
-# it packs into 78% of the 25F's LUT positions, and router2 did not route
-# the 82% before the last three (docs/fpga.md, "The Colorlight i5 with an
-# accelerator"); tests/test_host_soc.py runs the example models on it in
-# simulation, and
+# 0.25k), no vector path, a 32-word instruction queue, no activity trace
+# (`te_trace_depth=0`), the VexRiscv `minimal` (rv32i firmware), a 24 KiB
+# boot ROM (the firmware is about 20 KiB; 12 DP16KD instead of 16) and one
+# shared Wishbone bus (`bus_shared=1`, 1.1k LUT4 less than the crossbar; the
+# SoC gaps the minimal CPU's fetches so the host port's DMA gets the bus,
+# soc/tensorsoc.py FetchGap); like the target, no sensor port; write-only
+# control registers that read as 0 and no PCORE statistics registers
+# (`csr_readback=0`, `pcore_stats=0`: 0.6k LUT positions), the address
+# generators' checks from their registers (`te_parallel_checks=0`: 0.4k).
+# The lanes' rounding right shift stays in the fabric (`pcore_shift_dsp=0`):
+# through the DSP blocks it is 0.5k LUT positions less, but the 24 MULT18X18D
+# it takes congest the routing around them (router2 with the same netlist
+# otherwise: 5.1k overused wires at best against 2.5k and falling;
+# docs/fpga.md, "Where the 25F congests").  Not the target's own
+# configuration yet: with yosys's area mapping it packs into 80% of the 25F's
+# LUT positions, and router2 has not routed it (docs/fpga.md, "The Colorlight
+# i5 with an accelerator"); tests/test_host_soc.py runs the example models on
+# it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
 #     --set nt=8 --set vw=8 --set te_levels=4 --set te_vector_path=0 --set te_queue_depth=32
 #     --set rom_size=24576 --set bus_shared=1 --set te_trace_depth=0 --set te_dst_levels=2
-#     --set te_dst_overlap=0 --set te_ovl_bits=24 --set pcore_shift_dsp=1
-#     --set csr_readback=0 --set pcore_stats=0 --set te_parallel_checks=0
-#     --lut-delay-target 10000
+#     --set te_dst_overlap=0 --set te_ovl_bits=24 --set csr_readback=0 --set pcore_stats=0
+#     --set te_parallel_checks=0 --lut-delay-target 10000
 # builds it.
 ACCEL_CONFIG = TARGET.config.with_overrides(accelerator=1, np=1, nt=8, vw=8, te_levels=4, te_vector_path=0,
                                             te_queue_depth=32, rom_size=24 * 1024, bus_shared=1,
                                             te_trace_depth=0, te_dst_levels=2, te_dst_overlap=0, te_ovl_bits=24,
-                                            pcore_shift_dsp=1, csr_readback=0, pcore_stats=0, te_parallel_checks=0)
+                                            csr_readback=0, pcore_stats=0, te_parallel_checks=0)
 ACCEL_CPU_VARIANT = "minimal"
