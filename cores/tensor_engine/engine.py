@@ -26,7 +26,7 @@ from tensorsoc.cores.pcore.pcore import TEPort
 from tensorsoc.cores.tensor_engine.agen import AddressGenerator, SideRegs, if_enabled
 from tensorsoc.cores.tensor_engine.fifo import HeadFIFO
 from tensorsoc.cores.tensor_engine.ports import WishboneWordPort, ScratchPad, scratch_word_bytes
-from tensorsoc.cores.tensor_engine.vector import VectorPath, cap_of, eligible
+from tensorsoc.cores.tensor_engine.vector import NoVectorPath, VectorPath, cap_of, eligible
 from tensorsoc.cores.tensor_engine.trace import ActivityTrace
 from tensorsoc.cores.tensor_engine.spu import LATENCY as SPU_LATENCY, StreamProcessor
 
@@ -209,7 +209,8 @@ class TensorEngineCore(Module):
         # Memories.
         self.submodules.ddr = ddr = WishboneWordPort()
         self.bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
-        self.submodules.scratch = scratch = ScratchPad(config.scratch_size, scratch_word_bytes(vw))
+        self.submodules.scratch = scratch = ScratchPad(config.scratch_size,
+                                                       scratch_word_bytes(vw, config.te_vector_path))
         self.submodules.spu = spu = StreamProcessor()
 
         # The instruction queue, with its head word in a register (fifo.py),
@@ -750,9 +751,13 @@ class TensorEngineCore(Module):
         # ------------------------------------------------------------------
         # Vector path (vector.py): qualifying transfers, a memory word per clock.
         # ------------------------------------------------------------------
-        self.submodules.vec = vec = VectorPath(
-            config, src, dst, sg, dg, s_skip, d_skip, next_word_in(sg.addr), next_word_in(dg.addr),
-            pad, scratch, te, d_bcast=Mux(bmode, bc_pcores, 0))
+        if config.te_vector_path:
+            self.submodules.vec = vec = VectorPath(
+                config, src, dst, sg, dg, s_skip, d_skip, next_word_in(sg.addr), next_word_in(dg.addr),
+                pad, scratch, te, d_bcast=Mux(bmode, bc_pcores, 0))
+        else:
+            # (SoCConfig.te_vector_path=0: its ports, idle)
+            self.submodules.vec = vec = NoVectorPath(config)
         self.comb += [vec.active.eq(vmode), vdone.eq(vec.done), scratch.wide.eq(vmode)]
         # Overlap: the decoded transfer may start its source while the
         # executing one drains when both take the vector path, no EXE is

@@ -68,9 +68,13 @@ class WishboneWordPort(Module):
         ).Elif(bus.ack, owner.eq(0))
 
 
-def scratch_word_bytes(vw):
-    """Bytes per scratch-pad word: one PCORE vector word (VW x 16 bits), at least 32 bits."""
-    return max(4, 2 * vw)
+def scratch_word_bytes(vw, vector_path=True):
+    """Bytes per scratch-pad word: one PCORE vector word (VW x 16 bits), at
+    least 32 bits; 32 bits without the vector path (``vector_path`` false,
+    ``SoCConfig.te_vector_path=0``: only the element path's 32-bit port
+    reads and writes it, and a wider word would only add its slice
+    multiplexer and a wider write)."""
+    return max(4, 2 * vw) if vector_path else 4
 
 
 class ScratchPad(Module):

@@ -197,6 +197,37 @@ def _convert(dtype, v):
                Mux(dtype == DT["INT8"], Cat(v[:8], Replicate(v[7], 8)), v))
 
 
+class NoVectorPath(Module):
+    """What an engine without its vector path (``SoCConfig.te_vector_path=0``)
+    has in its place: ``VectorPath``'s ports, idle (nothing drives them, so
+    they stay 0 and its bus master never requests), so that the engine's
+    multiplexers read the same names.  No transfer selects it (the engine
+    never sets ``active``), and the scratch-pad has 32-bit words
+    (``ports.scratch_word_bytes``): no vector path reads or writes it a
+    memory word at a time."""
+
+    def __init__(self, config):
+        vw = config.vw
+        self.active = Signal()
+        self.done = Signal()
+        self.src_done = Signal()
+        self.dst_done = Signal()
+        self.src_ready = Signal()
+        self.dst_ready = Signal()
+        self.bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+        self.t_rd_valid = Signal()
+        self.t_rd_shared = Signal()
+        self.t_rd_tag = Signal(32)
+        self.t_wr_valid = Signal()
+        self.t_wr_shared = Signal()
+        self.t_wr_tag = Signal(32)
+        self.t_wdata = Signal(16 * vw)
+        self.t_wmask = Signal(vw)
+        self.t_wr_bcast = Signal(config.np)
+        self.rd_beat = Signal()
+        self.wr_beat = Signal()
+
+
 class VectorPath(Module):
     """The vector data path; ``engine.py`` muxes its ports in while ``active``."""
 

@@ -17,7 +17,7 @@ class TEBench:
         self.paths = {"vector": 0, "element": 0, "broadcast": 0}
         self.clk = dut.sys_clk
         from tensorsoc.cores.tensor_engine.ports import scratch_word_bytes
-        self.scratch_word = scratch_word_bytes(config.vw)     # bytes per scratch-pad word
+        self.scratch_word = scratch_word_bytes(config.vw, config.te_vector_path)   # bytes per scratch-pad word
 
     async def start(self):
         from cocotb.clock import Clock
