@@ -71,7 +71,7 @@ TARGET = BoardTarget(
 # it takes congest the routing around them (router2 with the same netlist
 # otherwise: 5.1k overused wires at best against 2.5k and falling;
 # docs/fpga.md, "Where the 25F congests").  Not the target's own
-# configuration yet: with yosys's area mapping it packs into 80% of the 25F's
+# configuration yet: with yosys's area mapping it packs into 79% of the 25F's
 # LUT positions, and router2 has not routed it (docs/fpga.md, "The Colorlight
 # i5 with an accelerator"); tests/test_host_soc.py runs the example models on
 # it in simulation, and
