@@ -69,7 +69,7 @@ TARGET = BoardTarget(
 # The lanes' rounding right shift stays in the fabric (`pcore_shift_dsp=0`):
 # through the DSP blocks it is 0.5k LUT positions less, but the 24 MULT18X18D
 # it takes congest the routing around them (router2 with the same netlist
-# otherwise: 5.1k overused wires at best against 2.5k and falling;
+# otherwise: 5.1k overused wires at best against 1.4k;
 # docs/fpga.md, "Where the 25F congests").  Not the target's own
 # configuration yet: with yosys's area mapping it packs into 79% of the 25F's
 # LUT positions, and router2 has not routed it (docs/fpga.md, "The Colorlight
