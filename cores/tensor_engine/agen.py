@@ -85,9 +85,10 @@ class SideRegs:
     2**ovl_bits like the offset."""
 
     overlap = True
-    # The generator's checks for each candidate of their next value, in
-    # parallel, as registers (True), or from its registers in the clock
-    # that presents the element (False: ``SoCConfig.te_parallel_checks=0``).
+    # The generator's checks: of each candidate of the checked values' next
+    # values, in parallel, into registers (True), or from the checked
+    # registers in the clock that presents the element (False:
+    # ``SoCConfig.te_parallel_checks=0``).
     parallel_checks = True
 
     def __init__(self, levels=isa.MAX_LEVELS, ovl_bits=OVL_BITS):
