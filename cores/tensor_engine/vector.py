@@ -197,6 +197,36 @@ def _convert(dtype, v):
                Mux(dtype == DT["INT8"], Cat(v[:8], Replicate(v[7], 8)), v))
 
 
+def _declare_ports(m, config):
+    """``VectorPath``'s ports on ``m``, in its order (the engine reads them
+    by name; ``NoVectorPath`` has the same, idle)."""
+    vw = config.vw
+    m.active = Signal()     # in: a vector transfer is executing (the agens are in chunk mode)
+    m.done = Signal()       # out: every element of it written
+    m.src_done = Signal()   # out: every source word read and unpacked into the element ring
+    m.dst_done = Signal()   # out: the destination walked and every word written
+    m.src_ready = Signal()  # out: the source agen may advance (read in chunk mode only)
+    m.dst_ready = Signal()  # out: the destination agen may advance (read in chunk mode only)
+    m.bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
+    # te port channels as driven by this path (the engine muxes them in
+    # and maps a PCORE tag, element address / VW, to pcore/thread/addr):
+    # a source read and a destination write in the same clock.
+    m.t_rd_valid = Signal()
+    m.t_rd_shared = Signal()
+    m.t_rd_tag = Signal(32)
+    m.t_wr_valid = Signal()
+    m.t_wr_shared = Signal()
+    m.t_wr_tag = Signal(32)
+    m.t_wdata = Signal(16 * vw)
+    m.t_wmask = Signal(vw)
+    # Broadcast mode: the PCOREs that take each destination word
+    # (``d_bcast``, NP bits, with the chunk; 0 outside broadcast mode).
+    m.t_wr_bcast = Signal(config.np)
+    # Activity (trace): a memory word read / written this clock.
+    m.rd_beat = Signal()
+    m.wr_beat = Signal()
+
+
 class NoVectorPath(Module):
     """What an engine without its vector path (``SoCConfig.te_vector_path=0``)
     has in its place: ``VectorPath``'s ports, idle (nothing drives them, so
@@ -207,25 +237,7 @@ class NoVectorPath(Module):
     memory word at a time."""
 
     def __init__(self, config):
-        vw = config.vw
-        self.active = Signal()
-        self.done = Signal()
-        self.src_done = Signal()
-        self.dst_done = Signal()
-        self.src_ready = Signal()
-        self.dst_ready = Signal()
-        self.bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
-        self.t_rd_valid = Signal()
-        self.t_rd_shared = Signal()
-        self.t_rd_tag = Signal(32)
-        self.t_wr_valid = Signal()
-        self.t_wr_shared = Signal()
-        self.t_wr_tag = Signal(32)
-        self.t_wdata = Signal(16 * vw)
-        self.t_wmask = Signal(vw)
-        self.t_wr_bcast = Signal(config.np)
-        self.rd_beat = Signal()
-        self.wr_beat = Signal()
+        _declare_ports(self, config)
 
 
 class VectorPath(Module):
@@ -238,32 +250,10 @@ class VectorPath(Module):
         D = 2 * L                                  # element ring
         sb = scratch.word_bytes
         emax = max(sb, vw)                         # lanes of the widest memory word
-        self.active = Signal()     # in: a vector transfer is executing (the agens are in chunk mode)
-        self.done = Signal()       # out: every element of it written
-        self.src_done = Signal()   # out: every source word read and unpacked into the element ring
-        self.dst_done = Signal()   # out: the destination walked and every word written
-        self.src_ready = Signal()  # out: the source agen may advance (read in chunk mode only)
-        self.dst_ready = Signal()  # out: the destination agen may advance (read in chunk mode only)
-        self.bus = bus = wishbone.Interface(data_width=32, adr_width=30, addressing="word", bursting=True)
-        # te port channels as driven by this path (the engine muxes them in
-        # and maps a PCORE tag, element address / VW, to pcore/thread/addr):
-        # a source read and a destination write in the same clock.
-        self.t_rd_valid = Signal()
-        self.t_rd_shared = Signal()
-        self.t_rd_tag = Signal(32)
-        self.t_wr_valid = Signal()
-        self.t_wr_shared = Signal()
-        self.t_wr_tag = Signal(32)
-        self.t_wdata = Signal(16 * vw)
-        self.t_wmask = Signal(vw)
-        # Broadcast mode: the PCOREs that take each destination word
-        # (``d_bcast``, NP bits, with the chunk; 0 outside broadcast mode).
-        self.t_wr_bcast = Signal(config.np)
+        _declare_ports(self, config)
+        bus = self.bus
         if d_bcast is None:
             d_bcast = C(0, config.np)
-        # Activity (trace): a memory word read / written this clock.
-        self.rd_beat = Signal()
-        self.wr_beat = Signal()
 
         # # #
 
