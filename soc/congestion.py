@@ -117,14 +117,12 @@ class Congestion:
         """[(overuse, x0, y0)] of the REGION x REGION tiles, hottest first."""
         if not self.grid:
             return []
-        width, height = len(self.grid), max(len(col) for col in self.grid)
         sums = collections.Counter()
         for x, col in enumerate(self.grid):
             for y, v in enumerate(col):
                 sums[(x // REGION, y // REGION)] += v
         regs = [(v, rx * REGION, ry * REGION) for (rx, ry), v in sums.items()]
         regs.sort(key=lambda t: (-t[0], t[1], t[2]))
-        self._shape = (width, height)
         return regs
 
     def region_lines(self, n):
@@ -132,7 +130,7 @@ class Congestion:
         if not regs:
             return ["  (no by-coordinate heatmap)"]
         total = sum(v for v, _, _ in regs) or 1
-        width, height = self._shape
+        width, height = len(self.grid), max(len(col) for col in self.grid)
         out = [f"  chip {width} x {height} tiles, {len(regs)} regions of {REGION} x {REGION}"]
         for v, x, y in regs[:n]:
             out.append(f"  {v:7d}  {100 * v / total:5.1f}%  X {x}..{x + REGION - 1}, Y {y}..{y + REGION - 1}")
