@@ -254,7 +254,7 @@ def test_bus_width_is_the_tensor_engines():
     """BUS_BYTES_PER_CLOCK is the width of the TensorEngine's main-RAM masters."""
     for f in ("engine.py", "vector.py"):
         src = (ROOT / "cores" / "tensor_engine" / f).read_text()
-        widths = set(re.findall(r"self\.bus = (?:bus = )?wishbone\.Interface\(data_width=(\d+)", src))
+        widths = set(re.findall(r"(?:self|m)\.bus = (?:bus = )?wishbone\.Interface\(data_width=(\d+)", src))
         assert widths == {str(8 * roofline.BUS_BYTES_PER_CLOCK)}, (f, widths)
 
 
