@@ -32,6 +32,37 @@ from tensorsoc.spec.host_protocol import (ALIASES, ALLOWED_IN_SEQUENCE, CHUNK_SI
 _WRITE_WINDOW = {Cmd.WMODEL: Window.MODEL, Cmd.WSERVER: Window.SERVER, Cmd.WTENSOR: Window.TENSOR}
 
 
+class WriteQueue(LiteXModule):
+    """The host port's queue of words to write to main RAM.
+
+    ``sink`` takes entries of ``data_width`` bits: a data word, or, with
+    ``is_addr`` set, the word address the data words after it go to, one
+    after another (the words of a write transaction are consecutive, so
+    the protocol engine queues its address once, in front of its first
+    word); ``source`` gives (address, data) to a Wishbone DMA writer.
+    Queueing the address with every word took a FIFO of 62 bits in two
+    block RAMs, the 25F's most congested net (docs/fpga.md, "The host
+    port's write FIFO without addresses"): this one is 33 bits wide, one
+    block RAM.  ``level``: entries held, 0 when every word is written.
+    """
+
+    def __init__(self, depth, data_width=32, adr_width=30):
+        self.sink = stream.Endpoint([("is_addr", 1), ("data", data_width)])
+        self.source = stream.Endpoint([("address", adr_width), ("data", data_width)])
+        self.fifo = fifo = stream.SyncFIFO(self.sink.description, depth, buffered=True)
+        self.level = fifo.level
+        nxt = Signal(adr_width)      # the address of the next data word
+        self.comb += [
+            self.sink.connect(fifo.sink),
+            self.source.valid.eq(fifo.source.valid & ~fifo.source.is_addr),
+            self.source.address.eq(nxt),
+            self.source.data.eq(fifo.source.data),
+            fifo.source.ready.eq(fifo.source.is_addr | self.source.ready),
+        ]
+        self.sync += If(fifo.source.valid & fifo.source.ready,
+                        nxt.eq(Mux(fifo.source.is_addr, fifo.source.data[:adr_width], nxt + 1)))
+
+
 class HostSPISlave(LiteXModule):
     """SPI/QPI slave speaking the host protocol of spec/host_protocol.py.
 
@@ -109,9 +140,11 @@ class HostSPISlave(LiteXModule):
         # rate whatever the memory's (SDRAM behind an L2 cache is slower
         # than QPI), and the transaction ends without waiting for memory.
         # ``drained``: every word queued is written (the DMA writer takes a
-        # word off the FIFO when the bus acknowledges it).
-        self.wfifo = wfifo = stream.SyncFIFO([("address", bus_adr_width), ("data", bus_data_width)],
-                                             CHUNK_SIZE * 8 // bus_data_width, buffered=True)
+        # word off the FIFO when the bus acknowledges it).  Its entries are
+        # data words and, in front of each transaction's first word, the
+        # address they go to (WriteQueue): one block RAM, 64 entries and
+        # the output register, a chunk's 64 words and its address.
+        self.wfifo = wfifo = WriteQueue(CHUNK_SIZE * 8 // bus_data_width, bus_data_width, bus_adr_width)
         self.comb += wfifo.source.connect(dma_w.sink)
         drained = Signal()
         self.comb += drained.eq(wfifo.level == 0)
@@ -247,6 +280,7 @@ class HostSPISlave(LiteXModule):
         wr_offset = Signal(32)   # byte offset in the window of the next byte
         overflow = Signal()
         too_long = Signal()
+        addr_queued = Signal()   # the write FIFO holds this transaction's address
         seq_active = Signal()
         seq_cmd = Signal(8)
         seq_offset = Signal(32)
@@ -298,6 +332,7 @@ class HostSPISlave(LiteXModule):
             NextValue(nbytes, 0),
             NextValue(overflow, 0),
             NextValue(too_long, 0),
+            NextValue(addr_queued, 0),
             NextValue(word_idx, 0),
             NextValue(byte_idx, 0),
             NextValue(have_word, 0),
@@ -431,11 +466,18 @@ class HostSPISlave(LiteXModule):
                 NextState("WRITE_END"),
             ),
         )
+        # The transaction's first word goes in behind its address (one
+        # clock more: the receiver's FIFO holds the bytes meanwhile).
         fsm.act("WRITE_WORD",
             wfifo.sink.valid.eq(1),
-            wfifo.sink.address.eq(wr_base + ((wr_offset - 4) >> 2)),
-            wfifo.sink.data.eq(acc),
-            If(wfifo.sink.ready, NextState("WRITE")),
+            If(addr_queued,
+                wfifo.sink.data.eq(acc),
+                If(wfifo.sink.ready, NextState("WRITE")),
+            ).Else(
+                wfifo.sink.is_addr.eq(1),
+                wfifo.sink.data.eq(wr_base + ((wr_offset - 4) >> 2)),
+                If(wfifo.sink.ready, NextValue(addr_queued, 1)),
+            ),
         )
         chunk_wait = Signal()
         self.sync += If(chunk_wait & drained, chunk_wait.eq(0))

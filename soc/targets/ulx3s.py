@@ -81,7 +81,8 @@ TARGET = BoardTarget(
     seed=5,
     # nextpnr's HeAP placer with a timing weight of 30 (nextpnr's default
     # 10) and router2's timing-driven rip-up (--tmg-ripup): the current
-    # gateware at seed 5 meets 60 MHz with both (62.18 MHz; 60.06 with the
+    # gateware at seed 5 meets 60 MHz with both (60.68 MHz since the host
+    # port's write FIFO holds no addresses; 62.18 before; 60.06 with the
     # sensor port, host_sensor=1, before 2026-11-29); the gateware
     # before it met 60 MHz at seed 4 with either alone and reached 55.48
     # MHz with neither.  A rip-up that stops improving is stopped by the
