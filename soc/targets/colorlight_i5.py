@@ -72,8 +72,9 @@ TARGET = BoardTarget(
 # otherwise: 5.1k overused wires at best against 1.4k;
 # docs/fpga.md, "Where the 25F congests").  Not the target's own
 # configuration yet: with yosys's area mapping it packs into 79% of the 25F's
-# LUT positions, and router2 has not routed it (docs/fpga.md, "The Colorlight
-# i5 with an accelerator"); tests/test_host_soc.py runs the example models on
+# LUT positions, and router2 has not routed it (123 overused wires at best,
+# since the host port's write FIFO holds no addresses; docs/fpga.md, "The
+# Colorlight i5 with an accelerator"); tests/test_host_soc.py runs the example models on
 # it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
 #     --set nt=8 --set vw=8 --set te_levels=4 --set te_vector_path=0 --set te_queue_depth=32
