@@ -53,18 +53,7 @@ NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", 
 # The flip-flops yosys must not merge: each lane's copy of its PCORE's op
 # register (``lane_op0`` ..).  yosys merges identical flip-flops whatever
 # their nets' ``keep``, so the attribute goes on the cells driving them.
-KEEP_REGISTERS = ("*lane_op*", "*_fanout*")
-
-# Lanes per copy of a select that loads every lane's bits: a PCORE of more
-# lanes registers one copy of each such select per further group of this
-# many lanes (``<name>_fanout<g>``, PCore._fanout), so that no select
-# drives more than 64 multiplexer bits.  At VW = 8 on the 25F the engine's
-# read-word selects, the operand selects and the left-shift flag each
-# loaded 128 to 136 bits, in the most congested tenth of the chip
-# (docs/fpga.md, "Copies of the PCORE's wide selects").  (The copies are
-# made in methods of their own: new local names in PCore.__init__ rename
-# the netlist's signals through Migen's name tracer.)
-FANOUT_LANES = 4
+KEEP_REGISTERS = ("*lane_op*",)
 
 
 def synthesis_commands(top):
@@ -154,8 +143,6 @@ class PCore(Module):
             te_wr_hit.eq(te.wr_valid & te.wr_ready & te.wr_selects(index)),
         ]
         self.sync += If(te_rd_hit, te_rd_shared.eq(te.rd_shared), te_rd_process.eq(te.rd_process))
-        self._fanout("te_rd_sels", vw, te_rd_hit, (te_rd_shared, "te_rd_shared", te.rd_shared),
-                     (te_rd_process, "te_rd_process", te.rd_process))
 
         tid_bits = _bits(nt)
         tid = seq.iss_tid[:tid_bits] if nt > 1 else Constant(0, 1)
@@ -319,7 +306,6 @@ class PCore(Module):
             0: self.te_rdata.eq(te_priv_rd[0]), 1: self.te_rdata.eq(te_priv_rd[1]),
             2: self.te_rdata.eq(te_shr_rd[0]), 3: self.te_rdata.eq(te_shr_rd[1]),
         })
-        self._te_read_groups(W, te_priv_rd, te_shr_rd)
 
         # Per-thread state: vector registers, accumulator, flags.
         vrf = Memory(W * vw, nt * isa.NUM_VREGS, name=f"pcore{index}_vregs")
@@ -372,7 +358,7 @@ class PCore(Module):
             self.comb += bcast.eq(Array(lanes_of(mem))[lane_sel])
             out = [Signal((W, True), name=f"{name}{i}") for i in range(vw)]
             for i, o in enumerate(out):
-                self.comb += Case(sel[i // FANOUT_LANES], {
+                self.comb += Case(sel, {
                     SEL_REG: o.eq(lanes_of(regs)[i]),
                     SEL_MEM: o.eq(lanes_of(mem)[i]),
                     SEL_BCAST: o.eq(bcast),
@@ -401,10 +387,8 @@ class PCore(Module):
             m_vra.eq(vrf_a.dat_r), m_vrb.eq(vrf_b.dat_r),
             If(s0_valid, s1_a_sel.eq(select_of(s0["a_kind"])), s1_b_sel.eq(select_of(s0["b_kind"]))),
         ]
-        self._fanout("a_sels", vw, s0_valid, (s1_a_sel, "s1_a_sel", select_of(s0["a_kind"])))
-        self._fanout("b_sels", vw, s0_valid, (s1_b_sel, "s1_b_sel", select_of(s0["b_kind"])))
-        opa = operand(self.a_sels, s1_a_lane, m_vra, m_a, "opa")
-        opb = operand(self.b_sels, s1_b_lane, m_vrb, m_b, "opb")
+        opa = operand(s1_a_sel, s1_a_lane, m_vra, m_a, "opa")
+        opb = operand(s1_b_sel, s1_b_lane, m_vrb, m_b, "opb")
         # Operand registers: the memories' read data and the operand muxes
         # get a clock of their own, the lanes start from flip-flops.
         # the op register once per lane (``lane_op0`` ..): one register read by
@@ -433,10 +417,6 @@ class PCore(Module):
         s1_pow2 = Signal(W + 1)
         self.comb += [s1_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
                       s1_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)])]
-        # the copies are registered from s0's op as s1's op is, with the
-        # same enable: each is op_in(s1["op"], LEFT_SHIFT_OPS) at every clock
-        self._fanout("lsh_sels", vw, s0_valid, (s1_lsh, "s1_lsh", op_in(s0["op"], LEFT_SHIFT_OPS)))
-        self._by_lane("lsh_of", r_mb, self.lsh_sels)
         self.sync += [
             # the lanes' controls, this PCORE's own (enabled by its valid)
             If(s1_valid,
@@ -447,11 +427,7 @@ class PCore(Module):
                     # (sh - 1) mod W: the low log2(W) bits of sh - 1
                     r_rlo.eq((s1_sh - 1)[:log2_int(W)]), r_rhi.eq(s1_sh > W), r_rz.eq(0)),
             ),
-            # (``s1_lsh`` the default of a lookup that always finds its lane:
-            # named in the comprehension, it stays a closure cell of this
-            # function, and Migen's tracer names the other cells' signals
-            # as before)
-            [r.eq(Mux(self.lsh_of.get(id(r), s1_lsh), s1_pow2, o)) for r, o in zip(r_mb, opb)],
+            [r.eq(Mux(s1_lsh, s1_pow2, o)) for r, o in zip(r_mb, opb)],
             r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
             [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
@@ -460,33 +436,3 @@ class PCore(Module):
                 i_clk=ClockSignal(), i_op=r_op[i], i_a=r_a[i], i_b=r_b[i], i_mb=r_mb[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
                 i_sh=r_sh, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
-
-    def _fanout(self, attr, vw, enable, *items):
-        """``self.<attr>``: per group of FANOUT_LANES lanes, a select of
-        ``items`` ((signal, name, value) each: a flip-flop that takes
-        ``value`` when ``enable`` is high): group 0 the signal itself, each
-        further group a copy ``<name>_fanout<g>`` registered here the same
-        way (KEEP_REGISTERS keeps yosys from merging it back).  With a
-        single item the list holds signals, else tuples of them."""
-        groups = max(1, -(-vw // FANOUT_LANES))
-        sels = [tuple(sig for sig, _, _ in items)]
-        for g in range(1, groups):
-            copies = tuple(Signal(len(sig), name=f"{name}_fanout{g}") for sig, name, _ in items)
-            self.sync += If(enable, *[c.eq(value) for c, (_, _, value) in zip(copies, items)])
-            sels.append(copies)
-        setattr(self, attr, [t[0] for t in sels] if len(items) == 1 else sels)
-
-    def _te_read_groups(self, W, priv_rd, shr_rd):
-        """The engine's read word of lanes FANOUT_LANES and up, each group
-        from its own copy of the bank selects (``te_rd_sels``); it replaces
-        those bits of the word the original selects choose."""
-        n = W * FANOUT_LANES
-        for g, (c_s, c_p) in list(enumerate(self.te_rd_sels))[1:]:
-            self.comb += Case(Cat(c_p, c_s), {
-                k: self.te_rdata[n * g:n * (g + 1)].eq(src[n * g:n * (g + 1)])
-                for k, src in enumerate((priv_rd[0], priv_rd[1], shr_rd[0], shr_rd[1]))})
-
-    def _by_lane(self, attr, regs, sels):
-        """``self.<attr>``: the select of each lane's register in ``regs``
-        (by ``id``), its group's of ``sels``."""
-        setattr(self, attr, {id(r): sels[i // FANOUT_LANES] for i, r in enumerate(regs)})
