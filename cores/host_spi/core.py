@@ -40,10 +40,11 @@ class WriteQueue(LiteXModule):
     after another (the words of a write transaction are consecutive, so
     the protocol engine queues its address once, in front of its first
     word); ``source`` gives (address, data) to a Wishbone DMA writer.
-    Queueing the address with every word took a FIFO of 62 bits in two
-    block RAMs, the 25F's most congested net (docs/fpga.md, "The host
-    port's write FIFO without addresses"): this one is 33 bits wide, one
-    block RAM.  ``level``: entries held, 0 when every word is written.
+    Queueing the address with every word took a FIFO of 66 bits (with
+    the stream's first and last flags) in two block RAMs, the 25F's most
+    congested net (docs/fpga.md, "The host port's write FIFO without
+    addresses"): this one is 35 bits wide, one block RAM.  ``level``:
+    entries held, 0 when every word is written.
     """
 
     def __init__(self, depth, data_width=32, adr_width=30):
