@@ -135,8 +135,7 @@ def _te_agen(config, build_dir):
     from tensorsoc.cores.tensor_engine.vector import cap_of
     side = SideRegs(config.te_levels, config.te_ovl_bits)
     side.parallel_checks = bool(config.te_parallel_checks)
-    # as the engine builds it (no chunk mode without the vector path)
-    g = AddressGenerator(side, cap_of=cap_of(side, config.vw) if config.te_vector_path else None)
+    g = AddressGenerator(side, cap_of=cap_of(side, config))     # as the engine builds it
     return Elaborated(g, [g, side])
 
 

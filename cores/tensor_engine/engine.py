@@ -691,14 +691,12 @@ class TensorEngineCore(Module):
                       private_words=pm.private_words, shared_words=pm.shared_words)
         # (SideRegs.parallel_checks: the generators' checks per candidate, registered)
         src.parallel_checks = dst.parallel_checks = bool(config.te_parallel_checks)
-        # (no vector path: no chunk mode, AddressGenerator without cap_of;
-        # no new local name here: Migen's name tracer would rename signals)
-        self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, vw) if config.te_vector_path
-                                                        else None,
+        # (no vector path: no chunk mode, cap_of None; no new local name
+        # here: Migen's name tracer would rename signals)
+        self.submodules.src_gen = sg = AddressGenerator(src, cap_of=cap_of(src, config),
                                                         range_of=lambda a: RangeCheck(src, a, **limits))
         dst.overlap = bool(config.te_dst_overlap)     # (SideRegs.overlap: the generator's overlap offset)
-        self.submodules.dst_gen = dg = AddressGenerator(dst, cap_of=cap_of(dst, vw) if config.te_vector_path
-                                                        else None,
+        self.submodules.dst_gen = dg = AddressGenerator(dst, cap_of=cap_of(dst, config),
                                                         range_of=lambda a: RangeCheck(dst, a, **limits))
         self.comb += [sg.load.eq(xfer_go | src_go), dg.load.eq(xfer_go | dst_go),
                       sg.chunk.eq(vmode), dg.chunk.eq(vmode)]

@@ -86,9 +86,13 @@ def ring_lanes(vw):
     return max(vw, 4)
 
 
-def cap_of(sd, vw):
-    """For ``AddressGenerator(sd, cap_of=...)``: the ``Geometry`` of an
-    address of side ``sd`` in a TensorEngine of VW lanes."""
+def cap_of(sd, config):
+    """For ``AddressGenerator(sd, cap_of=...)`` in a TensorEngine of
+    ``config``: the ``Geometry`` of an address of side ``sd``; None (no
+    chunk mode) in an engine without its vector path (``te_vector_path=0``)."""
+    if not config.te_vector_path:
+        return None
+    vw = config.vw
     return lambda addr: Geometry(sd, addr, vw, scratch_word_bytes(vw), ring_lanes(vw))
 
 
