@@ -34,7 +34,9 @@ from tensorsoc.spec.errors import UserError
 # (regular expression searched in the net name, block), first match wins.
 BLOCK_PATTERNS = (
     (r"^VexRiscv", "cpu"),
-    (r"^\$flatten\\lane\d|^lane\d+\.", "pcore_lanes"),
+    # a lane instance: ``lane3.`` in the first PCORE, ``lane3_1.`` .. in
+    # the others (yosys's names for the copies of an instance name)
+    (r"^\$flatten\\lane\d|^lane\d+(_\d+)?\.", "pcore_lanes"),
     (r"pcoresequencer|pcore_imem", "pcore_sequencer"),
     (r"pcore\d|pcore_array", "pcore"),
     (r"tensorenginecore_src_gen", "te_src_agen"),

@@ -36,6 +36,8 @@ endmodule
 @pytest.mark.parametrize("name,block", [
     ("VexRiscv.decode_to_execute_PC", "cpu"),
     ("$flatten\\lane3.$add$x", "pcore_lanes"),
+    ("lane7_1.a_TRELLIS_FF_Q_10_DI", "pcore_lanes"),
+    ("lane12.b_sat", "pcore_lanes"),
     ("soc_pcore_array_core_pcoresequencer_a3_TRELLIS_FF_Q_DI", "pcore_sequencer"),
     ("soc_pcore_array_core_pcore0_m_b", "pcore"),
     ("soc_engine_tensorenginecore_src_gen_go0", "te_src_agen"),
