@@ -577,16 +577,33 @@ class BoardBuild(SoCBuild):
         # The tools run in a session of their own (Ctrl-C does not reach
         # them): a SIGTERM to this process (kill, a CI timeout) becomes an
         # exception, so that the handler below stops them too, rather than
-        # leaving nextpnr running for hours without its parent.
+        # leaving nextpnr running for hours without its parent.  The handler
+        # is in place before the tools start (a SIGTERM in between killed
+        # this process and left them running: a loaded machine showed it);
+        # one that comes before the tools are known to the handler below
+        # is held and raised once they are.
+        started, pending = {}, []
+
         def terminated(signum, frame):
+            if "proc" not in started:
+                pending.append(signum)
+                return
             raise SystemExit(128 + signum)
         on_main = threading.current_thread() is threading.main_thread()
         with open(self.log_file, "w") as logf, open(self.log_file) as follow:
-            proc = subprocess.Popen(["bash", script.name], cwd=self.gateware_dir, env=env,
-                                    stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
             if on_main:
                 old_term = signal.signal(signal.SIGTERM, terminated)
             try:
+                proc = subprocess.Popen(["bash", script.name], cwd=self.gateware_dir, env=env,
+                                        stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            except BaseException:
+                if on_main:
+                    signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
+                raise
+            try:
+                started["proc"] = proc
+                if pending:
+                    raise SystemExit(128 + pending[0])
                 while True:
                     try:
                         proc.wait(timeout=POLL_S)

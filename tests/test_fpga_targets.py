@@ -589,6 +589,56 @@ def test_terminated_build_stops_its_tools():
             proc.kill()
 
 
+def test_sigterm_while_the_tools_start_stops_them():
+    """A SIGTERM that comes while the tools are being started (here sent
+    from inside subprocess.Popen, right after the tools' shell is created)
+    stops them too: the handler is in place before they start, and holds
+    the signal until run_tools knows them.  With the handler installed
+    after the start, as before 2026-11-29, the signal killed the build and
+    left the tools running; a loaded machine showed it in
+    test_terminated_build_stops_its_tools."""
+    import signal
+    import subprocess
+    import sys
+    build_dir = BUILD / "sigterm_start"
+    gw = build_dir / "gateware"
+    gw.mkdir(parents=True, exist_ok=True)
+    pid_file = gw / "tools.pid"
+    pid_file.unlink(missing_ok=True)
+    (gw / "build_tensorsoc.sh").write_text("exec sleep 120\n")
+    code = ("import os, signal, subprocess\n"
+            "real_popen = subprocess.Popen\n"
+            "def popen(*args, **kwargs):\n"
+            "    p = real_popen(*args, **kwargs)\n"
+            f"    open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    return p\n"
+            "subprocess.Popen = popen\n"
+            "from tensorsoc.soc import bitstream\n"
+            "from tensorsoc.soc.targets import get\n"
+            f"b = bitstream.BoardBuild(get('colorlight_i5'), build_dir={str(build_dir)!r})\n"
+            "b.bin_dir.mkdir(parents=True, exist_ok=True)\n"
+            "b.run_tools()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    tool_pid = None
+    try:
+        assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+        tool_pid = int(pid_file.read_text())
+        with pytest.raises(ProcessLookupError):    # stopped with it, and reaped
+            for _ in range(50):
+                os.kill(tool_pid, 0)
+                time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if tool_pid is None and pid_file.exists() and pid_file.read_text().strip():
+            tool_pid = int(pid_file.read_text())
+        if tool_pid is not None:
+            try:
+                os.killpg(tool_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
 def _seed_flow(name, diverging_seeds):
     """A board build whose tools are shell scripts in its bin/: LiteX's
     build script order (yosys, nextpnr-ecp5 --seed N, ecppack), a nextpnr
