@@ -51,15 +51,9 @@ NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", 
 
 
 # The flip-flops yosys must not merge: each lane's copy of its PCORE's op
-# register (``lane_op0`` ..), and each PCORE's register of the TensorEngine's
-# write command (``tw_dat``, ``tw_mask``, ``tw_padr``, ``tw_sadr``: the same
-# inputs in every PCORE, so yosys kept one copy, whose 128 data bits at
-# VW = 8 each drove the write ports of all sixteen banks of four PCOREs
-# across the chip: the most congested signal of router2 on the ULX3S at
-# 4 x 8 x 8, docs/fpga.md "4 x 8 x 8 with the static placer").  yosys
-# merges identical flip-flops whatever their nets' ``keep``, so the
-# attribute goes on the cells driving them.
-KEEP_REGISTERS = ("*lane_op*", "*_tw_dat", "*_tw_mask", "*_tw_padr", "*_tw_sadr")
+# register (``lane_op0`` ..).  yosys merges identical flip-flops whatever
+# their nets' ``keep``, so the attribute goes on the cells driving them.
+KEEP_REGISTERS = ("*lane_op*",)
 
 
 def synthesis_commands(top):
@@ -262,8 +256,7 @@ class PCore(Module):
             [tw_shr[q].eq(te_wr_hit & te.wr_shared & (te.wr_process == q)) for q in range(2)],
             # (no clock enable: the command's fields are registered every
             # clock, so the select above is the only flip-flop the engine's
-            # write decision reaches; each PCORE keeps its own copy,
-            # KEEP_REGISTERS, so that it can sit beside its banks)
+            # write decision reaches; yosys shares these between PCOREs)
             tw_padr.eq(te_adr(te.wr_thread, te.wr_addr)), tw_sadr.eq(te.wr_addr[:_bits(swords)]),
             tw_dat.eq(te.wdata), tw_mask.eq(te.wmask),
         ]
