@@ -639,6 +639,7 @@ def test_sigterm_while_the_tools_start_stops_them():
             except ProcessLookupError:
                 pass
 
+
 def _seed_flow(name, diverging_seeds):
     """A board build whose tools are shell scripts in its bin/: LiteX's
     build script order (yosys, nextpnr-ecp5 --seed N, ecppack), a nextpnr
