@@ -553,6 +553,25 @@ def test_diverging_router_stops_the_build(monkeypatch):
         build.run_tools()
 
 
+def _run_tools_code(build_dir, prelude=""):
+    """The Python code of a process that runs the Colorlight i5 build's
+    ``run_tools`` in ``build_dir`` (its gateware/build_tensorsoc.sh), after
+    ``prelude``."""
+    return (prelude + "from tensorsoc.soc import bitstream\n"
+            "from tensorsoc.soc.targets import get\n"
+            f"b = bitstream.BoardBuild(get('colorlight_i5'), build_dir={str(build_dir)!r})\n"
+            "b.bin_dir.mkdir(parents=True, exist_ok=True)\n"
+            "b.run_tools()\n")
+
+
+def _assert_stopped(pid):
+    """Process ``pid`` is gone within five seconds (stopped, and reaped)."""
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+
+
 def test_terminated_build_stops_its_tools():
     """A SIGTERM to `tsoc bitstream` (kill, a CI timeout) stops the tools
     too: they run in a session of their own and would otherwise go on."""
@@ -565,12 +584,7 @@ def test_terminated_build_stops_its_tools():
     pid_file = gw / "tools.pid"
     pid_file.unlink(missing_ok=True)
     (gw / "build_tensorsoc.sh").write_text(f"echo $$ > {pid_file.name}\nexec sleep 120\n")
-    code = ("from tensorsoc.soc import bitstream\n"
-            "from tensorsoc.soc.targets import get\n"
-            f"b = bitstream.BoardBuild(get('colorlight_i5'), build_dir={str(build_dir)!r})\n"
-            "b.bin_dir.mkdir(parents=True, exist_ok=True)\n"
-            "b.run_tools()\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-c", _run_tools_code(build_dir)], cwd=ROOT)
     try:
         for _ in range(600):                       # the tools' shell has started (at most a minute)
             if pid_file.exists() and pid_file.read_text().strip():
@@ -580,10 +594,7 @@ def test_terminated_build_stops_its_tools():
         tool_pid = int(pid_file.read_text())
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 128 + signal.SIGTERM
-        with pytest.raises(ProcessLookupError):    # stopped with it, and reaped
-            for _ in range(50):
-                os.kill(tool_pid, 0)
-                time.sleep(0.1)
+        _assert_stopped(tool_pid)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -606,28 +617,20 @@ def test_sigterm_while_the_tools_start_stops_them():
     pid_file = gw / "tools.pid"
     pid_file.unlink(missing_ok=True)
     (gw / "build_tensorsoc.sh").write_text("exec sleep 120\n")
-    code = ("import os, signal, subprocess\n"
-            "real_popen = subprocess.Popen\n"
-            "def popen(*args, **kwargs):\n"
-            "    p = real_popen(*args, **kwargs)\n"
-            f"    open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
-            "    os.kill(os.getpid(), signal.SIGTERM)\n"
-            "    return p\n"
-            "subprocess.Popen = popen\n"
-            "from tensorsoc.soc import bitstream\n"
-            "from tensorsoc.soc.targets import get\n"
-            f"b = bitstream.BoardBuild(get('colorlight_i5'), build_dir={str(build_dir)!r})\n"
-            "b.bin_dir.mkdir(parents=True, exist_ok=True)\n"
-            "b.run_tools()\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    prelude = ("import os, signal, subprocess\n"
+               "real_popen = subprocess.Popen\n"
+               "def popen(*args, **kwargs):\n"
+               "    p = real_popen(*args, **kwargs)\n"
+               f"    open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+               "    os.kill(os.getpid(), signal.SIGTERM)\n"
+               "    return p\n"
+               "subprocess.Popen = popen\n")
+    proc = subprocess.Popen([sys.executable, "-c", _run_tools_code(build_dir, prelude)], cwd=ROOT)
     tool_pid = None
     try:
         assert proc.wait(timeout=120) == 128 + signal.SIGTERM
         tool_pid = int(pid_file.read_text())
-        with pytest.raises(ProcessLookupError):    # stopped with it, and reaped
-            for _ in range(50):
-                os.kill(tool_pid, 0)
-                time.sleep(0.1)
+        _assert_stopped(tool_pid)
     finally:
         if proc.poll() is None:
             proc.kill()
