@@ -582,10 +582,11 @@ class BoardBuild(SoCBuild):
         # this process and left them running: a loaded machine showed it);
         # one that comes before the tools are known to the handler below
         # is held and raised once they are.
-        started, pending = {}, []
+        pending = []
+        tools_known = False
 
         def terminated(signum, frame):
-            if "proc" not in started:
+            if not tools_known:
                 pending.append(signum)
                 return
             raise SystemExit(128 + signum)
@@ -593,15 +594,11 @@ class BoardBuild(SoCBuild):
         with open(self.log_file, "w") as logf, open(self.log_file) as follow:
             if on_main:
                 old_term = signal.signal(signal.SIGTERM, terminated)
+            proc = None
             try:
                 proc = subprocess.Popen(["bash", script.name], cwd=self.gateware_dir, env=env,
                                         stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
-            except BaseException:
-                if on_main:
-                    signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
-                raise
-            try:
-                started["proc"] = proc
+                tools_known = True
                 if pending:
                     raise SystemExit(128 + pending[0])
                 while True:
@@ -626,7 +623,7 @@ class BoardBuild(SoCBuild):
                             proc.wait()
                             break
             except BaseException:
-                if proc.poll() is None:
+                if proc is not None and proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGTERM)
                     proc.wait()
                 raise
