@@ -79,7 +79,8 @@ class Block:
 
 def _lane(config, build_dir):
     from tensorsoc.cores.pcore.lane import module_name, verilog_for
-    return Elaborated(None, [], [verilog_for(config, build_dir)], module_name(dsp_shift=bool(config.pcore_shift_dsp)))
+    return Elaborated(None, [], [verilog_for(config, build_dir)],
+                      module_name(dsp_shift=bool(config.pcore_shift_dsp), shared_round=config.pcore_round_share > 1))
 
 
 def _pcore(config, build_dir):
@@ -93,9 +94,9 @@ def _pcore(config, build_dir):
     te = TEPort(config.np, config.nt, vw, addr_bits)
     # The sequencer's signals only: its logic is not part of the block (it
     # is not a submodule), so its outputs are inputs of this netlist.
-    seq = PCORESequencer(config.np, config.nt, vw, config.pcore_imem_words)
+    seq = PCORESequencer(config.np, config.nt, vw, config.pcore_imem_words, config.pcore_round_share)
     pc = PCore(0, seq, te, config.nt, vw, config.pcore_private_words, config.pcore_shared_words,
-               dsp_shift=bool(config.pcore_shift_dsp))
+               dsp_shift=bool(config.pcore_shift_dsp), round_share=config.pcore_round_share)
     return Elaborated(pc, [seq, te, pc.te_rdata], [verilog_for(config, build_dir)])
 
 

@@ -55,6 +55,15 @@ class SoCConfig:
     # the DSP rows, hence 0 by default (docs/fpga.md, "Right shifts in the
     # fabric again").
     pcore_shift_dsp: int = 0
+    # Lanes per rounding right shifter (1 .. vw, a power of two): 1, each
+    # lane its own (the shifter, its operand and its saturation are half of
+    # a lane on an ECP5); S > 1, a PCORE's lanes share vw / S rounders, each
+    # serving S lanes one per clock, and every thread slot of a rounding
+    # operation (mul, asr, accr: pcore_isa.ROUND_OPS) takes S + 1 clocks
+    # instead of one.  Requantization (accr) runs once per output, after
+    # its K products, so a convolution pays S clocks per output and thread
+    # slot (docs/pcore.md, "Shared rounding shifters"; docs/fpga.md).
+    pcore_round_share: int = 1
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,
     # models then run on the firmware's software path).
     accelerator: int = 1
@@ -211,6 +220,12 @@ class SoCConfig:
         if self.pcore_shift_dsp not in (0, 1):
             raise ConfigError(f"pcore_shift_dsp={self.pcore_shift_dsp}: must be 0 (the lanes' rounding right "
                               f"shift in the fabric) or 1 (through the DSP blocks)")
+        if not (_is_pow2(self.pcore_round_share) and self.pcore_round_share <= self.vw):
+            raise ConfigError(f"pcore_round_share={self.pcore_round_share}: lanes per rounding shifter must be a "
+                              f"power of 2 from 1 (each lane its own) to vw={self.vw} (one per PCORE)")
+        if self.pcore_round_share > 1 and self.pcore_shift_dsp:
+            raise ConfigError(f"pcore_round_share={self.pcore_round_share} with pcore_shift_dsp=1: a shared "
+                              f"rounding shifter is in the fabric; set one of them only")
         if not MIN_TE_LEVELS <= self.te_levels <= MAX_LEVELS:
             raise ConfigError(f"te_levels={self.te_levels}: the TensorEngine's loop levels per side must be "
                               f"{MIN_TE_LEVELS} (a broadcast over the PCOREs and its row) to {MAX_LEVELS} (the "

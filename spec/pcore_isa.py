@@ -105,6 +105,11 @@ FLAG_READ_OPS = {name for name, sig, _ in VOPS if "F" in sig.partition(":")[2]}
 CHAIN_OPS = ACC_WRITE_OPS - RESULT_OPS - FLAG_WRITE_OPS
 # Chained readers of the accumulator, served by the bypass.
 FORWARD_OPS = CHAIN_OPS & ACC_READ_OPS
+# The operations whose result is a rounding right shift: with lanes that
+# share their rounding shifter (SoCConfig.pcore_round_share = S > 1) each of
+# their thread slots takes S + 1 clocks (slots(), docs/pcore.md, "Shared
+# rounding shifters").
+ROUND_OPS = {"mul", "asr", "accr"}
 
 # -- operand kinds --------------------------------------------------------------
 KIND_BITS = 3
@@ -251,12 +256,17 @@ def split_function_word(word, np_max, nt_max):
     return entry, np, nt
 
 
-def slots(nt_active, op=None):
+def slots(nt_active, op=None, round_share=1):
     """Clocks one vector instruction ``op`` occupies with ``nt_active``
-    threads (``op`` None: any operation outside CHAIN_OPS)."""
+    threads (``op`` None: any operation outside CHAIN_OPS and ROUND_OPS);
+    ``round_share``: lanes per rounding shifter (SoCConfig.pcore_round_share);
+    above 1, each slot of a ROUND_OPS instruction takes round_share + 1
+    clocks (the rounder takes one lane per clock, from the lanes' stage A,
+    one clock after the slot's)."""
     if op in CHAIN_OPS and nt_active <= CHAIN_MAX_NT:
         return CHAIN_SLOTS
-    return max(nt_active, MIN_SLOTS)
+    n = max(nt_active, MIN_SLOTS)
+    return n * (round_share + 1) if op in ROUND_OPS and round_share > 1 else n
 
 
 class IssueTimer:
@@ -266,8 +276,9 @@ class IssueTimer:
     counts with it, and the tests check the hardware's CYCLES counter
     against the ISS."""
 
-    def __init__(self, nt_active):
+    def __init__(self, nt_active, round_share=1):
         self.nt = nt_active
+        self.round_share = round_share
         self.cycles = 0
         self.chain = False          # the previous instruction was chained, and nothing since
         self.short_end = None       # clock at which the last chained instruction ended
@@ -282,7 +293,7 @@ class IssueTimer:
         forward = self.chain and op in FORWARD_OPS
         if not forward and op in ACC_READ_OPS and self.short_end is not None:
             self.cycles += max(0, CHAIN_WAIT - (self.cycles - self.short_end))
-        n = slots(self.nt, op)
+        n = slots(self.nt, op, self.round_share)
         self.cycles += n
         self.chain = n == CHAIN_SLOTS and op in CHAIN_OPS
         if self.chain:

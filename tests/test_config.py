@@ -39,6 +39,8 @@ def test_default_is_valid_and_exported_to_c():
                               "registered. or 0 .once, from their registers."),
     ("te_vector_path", 2, "must be 1 .the TensorEngine's vector path. or 0 .the element path only."),
     ("pcore_shift_dsp", 2, "must be 0 .the lanes' rounding right shift in the fabric. or 1 .through the DSP blocks."),
+    ("pcore_round_share", 3, "lanes per rounding shifter must be a power of 2 from 1 .each lane its own. to vw=8"),
+    ("pcore_round_share", 16, "lanes per rounding shifter must be a power of 2 from 1 .* to vw=8"),
     ("te_queue_depth", 24, "a power of 2 from 16 to 4096 words"),
     ("te_queue_depth", 8, "a power of 2 from 16 to 4096 words"),
     ("te_trace_depth", 100, "must be 0 .none. or a power of 2 from 16 to 4096 records"),
@@ -51,6 +53,12 @@ def test_default_is_valid_and_exported_to_c():
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):
         SoCConfig(**{field: value})
+
+
+def test_a_shared_rounder_has_no_dsp_shift():
+    with pytest.raises(ConfigError, match="pcore_round_share=8 with pcore_shift_dsp=1: a shared rounding shifter "
+                                          "is in the fabric"):
+        SoCConfig(pcore_round_share=8, pcore_shift_dsp=1)
 
 
 def test_unknown_override_is_named():

@@ -19,6 +19,17 @@ def test_array_default_config():
 
 
 @pytest.mark.sim
+@pytest.mark.parametrize("geometry", [dict(np=2, nt=8, vw=8, pcore_round_share=4)], ids=["2x8x8_share4"])
+def test_array_shared_rounders(geometry):
+    """Lanes that share their rounding shifter (two rounders of four lanes
+    per PCORE): every kernel, the random programs and the cycle counters
+    against the ISS, whose slots of mul, asr and accr take four clocks."""
+    from tensorsoc.verification.pcore.run import run
+    tests, fails, results = run(SoCConfig().with_overrides(**geometry))
+    assert tests >= 4 and fails == 0, f"{fails} of {tests} failed: see {results}"
+
+
+@pytest.mark.sim
 @pytest.mark.skipif(not os.environ.get("TSOC_PCORE_SWEEP"), reason="set TSOC_PCORE_SWEEP=1 for the geometry sweep")
 @pytest.mark.parametrize("geometry", [dict(np=2, nt=2, vw=4),
                                       dict(np=8, nt=16, vw=8)])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tensorsoc.spec import pcore_isa as isa
-from tensorsoc.cores.pcore.lane import generate_verilog, module_name
+from tensorsoc.cores.pcore.lane import generate_verilog, module_name, rounder_name
 from tensorsoc.verification.pcore.lane_model import expected, stimulus
 from tensorsoc.verification.pcore.lane_myhdl import run_lane
 
@@ -29,22 +29,30 @@ def _check(op, stim, got, width, acc_width):
             f"got {got[name][bad[0]]}, expected {want[bad[0]]}")
 
 
-SHIFTS = pytest.mark.parametrize("dsp_shift", [False, True], ids=["fabric_shift", "dsp_shift"])
+# the lane's rounding right shift: in the fabric, through the DSP blocks
+# (SoCConfig.pcore_shift_dsp), or a lane without one with the rounder its
+# PCORE shares (SoCConfig.pcore_round_share > 1)
+SHIFTS = pytest.mark.parametrize("variant", ["fabric_shift", "dsp_shift", "shared_round"])
+
+
+def _lane(stim, width, acc_width, variant):
+    return run_lane(stim, width, acc_width, dsp_shift=variant == "dsp_shift",
+                    shared_round=variant == "shared_round")
 
 
 @SHIFTS
 @pytest.mark.parametrize("op", list(isa.OP))
-def test_lane_exhaustive_small_width(op, dsp_shift):
+def test_lane_exhaustive_small_width(op, variant):
     stim = stimulus(op, 4, 8)
-    _check(op, stim, run_lane(stim, 4, 8, dsp_shift), 4, 8)
+    _check(op, stim, _lane(stim, 4, 8, variant), 4, 8)
 
 
 @SHIFTS
-def test_lane_random_16_bit(dsp_shift):
+def test_lane_random_16_bit(variant):
     rng = np.random.default_rng(2026)
     stims = [stimulus(op, 16, 32, rng, 400) for op in isa.OP]
     merged = {k: np.concatenate([s[k] for s in stims]) for k in stims[0]}
-    got = run_lane(merged, 16, 32, dsp_shift)
+    got = _lane(merged, 16, 32, variant)
     start = 0
     for op, s in zip(isa.OP, stims):
         n = len(s["op"])
@@ -52,8 +60,9 @@ def test_lane_random_16_bit(dsp_shift):
         start += n
 
 
+@SHIFTS
 @pytest.mark.parametrize("width,acc_width", [(4, 8), (16, 32)])
-def test_lane_accumulator_bypass(width, acc_width):
+def test_lane_accumulator_bypass(width, acc_width, variant):
     """``fwd``: mac and accadd add to the result of the instruction two clocks
     earlier (stage C's acc_out), not to acc_in; the accumulator-only ops
     without it, and macz/accset, ignore the bypass.  Random chains against
@@ -66,7 +75,7 @@ def test_lane_accumulator_bypass(width, acc_width):
     stim["op"] = np.array([isa.OP[ops[i]] for i in rng.integers(0, len(ops), n)], np.int64)
     stim["fwd"] = (rng.random(n) < 0.7).astype(np.int64)
     stim["fwd"][:2] = 0
-    got = run_lane(stim, width, acc_width)
+    got = _lane(stim, width, acc_width, variant)
     acc_out = np.zeros(n, np.int64)
     for i in range(n):
         op = isa.OP_NAMES[int(stim["op"][i])]
@@ -81,15 +90,21 @@ def test_lane_accumulator_bypass(width, acc_width):
 
 
 @SHIFTS
-def test_lane_converts_to_verilog(tmp_path, dsp_shift):
-    path = generate_verilog(tmp_path, dsp_shift=dsp_shift)
+def test_lane_converts_to_verilog(tmp_path, variant):
+    dsp_shift, shared_round = variant == "dsp_shift", variant == "shared_round"
+    path = generate_verilog(tmp_path, dsp_shift=dsp_shift, shared_round=shared_round)
     text = Path(path).read_text()
-    assert f"module {module_name(dsp_shift=dsp_shift)}" in text
+    assert f"module {module_name(dsp_shift=dsp_shift, shared_round=shared_round)}" in text
     for port in ("input signed [15:0] a;", "input signed [31:0] acc_in;", "output signed [15:0] result;"):
         assert port in text
-    # the DSP variant's rounding is the product x' * m, the fabric's a shift by rlo
+    # the DSP variant's rounding is the product x' * m, the fabric's a shift
+    # by rlo; the shared rounder's lane has neither, its rounder (in the same
+    # file) the shift
     assert ("a_rs * $signed({1'b0, a_rmul})" in text) == dsp_shift
-    assert ("a_rs >>> $signed({1'b0, a_rlo})" in text) != dsp_shift
+    assert ("a_rs >>> $signed({1'b0, a_rlo})" in text) == (variant == "fabric_shift")
+    assert ("output signed [31:0] rnd_p;" in text) == shared_round
+    assert (f"module {rounder_name()}" in text) == shared_round
+    assert ("a_rs >>> $signed({1'b0, rlo})" in text) == shared_round
 
 
 # The DSP lane's exhaustive 4-bit Verilator run (39 s of one worker) is in

@@ -56,7 +56,7 @@ class PCOREArrayCore(Module):
 
         # # #
 
-        self.submodules.seq = seq = PCORESequencer(np, nt, vw, imem_words)
+        self.submodules.seq = seq = PCORESequencer(np, nt, vw, imem_words, config.pcore_round_share)
         self.imem_we, self.imem_adr, self.imem_dat_w = seq.imem_we, seq.imem_adr, seq.imem_dat_w
         self.cycles, self.vops, self.macs = seq.cycles, seq.vops, seq.macs
 
@@ -77,7 +77,7 @@ class PCOREArrayCore(Module):
         self.pcores = []
         for p in range(np):
             pc = PCore(p, seq, te, nt, vw, config.pcore_private_words, config.pcore_shared_words,
-                       dsp_shift=bool(config.pcore_shift_dsp))
+                       dsp_shift=bool(config.pcore_shift_dsp), round_share=config.pcore_round_share)
             setattr(self.submodules, f"pcore{p}", pc)
             self.pcores.append(pc)
 

@@ -81,7 +81,7 @@ Ports (all outputs registered, latency ``LATENCY``):
 import warnings
 from pathlib import Path
 
-from myhdl import Signal, always, block, concat, intbv, toVerilog  # noqa: F401
+from myhdl import Signal, always, always_comb, block, concat, intbv, toVerilog  # noqa: F401
 
 from tensorsoc.spec import pcore_isa
 from tensorsoc.spec.pcore_isa import LANE_LATENCY, OP, OP_BITS
@@ -96,8 +96,17 @@ def shift_bits_for(acc_width):
 
 @block
 def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result, acc_out, flag_out,
-               width=16, acc_width=32, dsp_shift=False):
+               width=16, acc_width=32, dsp_shift=False, rnd_p=None, rnd_acc=None):
     W, AW = width, acc_width
+    # rnd_p, rnd_acc given: the lane of a PCORE whose lanes share their
+    # rounding shifters (SoCConfig.pcore_round_share > 1): no shifter of its
+    # own; stage A's product (mul; asr, whose multiplier operand the PCORE
+    # makes 1) and accumulator (accr) leave on them for the PCORE's
+    # ``pcore_rounder``, and ``result`` is undefined after the rounding ops
+    # (ROUND_OPS: mul, asr, accr); shl's product is saturated in stage B
+    # without the shifter (``stage_b_shared``)
+    shared = rnd_p is not None
+    assert not (shared and dsp_shift), "a lane with a shared rounding shifter has no shift of its own"
     # The left shifts run through the multiplier as a * 2**lo, moved up by
     # W*hi bits: sh < AW = 2W, so hi is 0 or 1, and lo = sh mod W.
     assert AW == 2 * W, "the lane takes an accumulator of twice the data width"
@@ -309,26 +318,53 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
     def stage_b_dsp():
         rprod = intbv(0, min=-(1 << (RW + W)), max=1 << (RW + W))
         rnd = intbv(0, min=-(1 << RW), max=1 << RW)
-        base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
-        addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
-        sumw = intbv(0)[AW + 1:]
-        lshw = intbv(0)[AW:]
 
         # round-half-up right shift by sh through a product (two DSP blocks
         # for a 33 x 16-bit product): (x' * m + 2**(W-1)) >> W with stage
         # A's x' (x >> W for sh > W, 2x for no shift) and m = 2**(W-1-rlo);
         # the rounding constant rides in the product's sum, no adder of its
         # own (docs/fpga.md, "The right shift through the DSP blocks, for
-        # the 25F").  The accumulator below is stage_b's, the same text:
-        # moved into a converted function or a generator of its own, it
-        # would change the fabric lane's Verilog too, and with it the
-        # ULX3S's placement.
+        # the 25F").  The accumulator is stage_b_acc, the same text as
+        # stage_b's: moved into a generator of its own there, it would
+        # change the fabric lane's Verilog, and with it the ULX3S's
+        # placement.
         rprod[:] = a_rs * a_rmul + (1 << (W - 1))
         rnd[:] = rprod >> W
         if a_rnd_res:
             b_sat.next = rnd
         else:
             b_sat.next = a_sat
+
+    @always(clk.posedge)
+    def stage_b_shared():
+        ptop = intbv(0)[PW - XW + 1:]
+
+        # shl below sh = W (or of a = 0): the product a * 2**sh, whose bits
+        # PW-1 .. XW-1 are all equal when it fits the XW bits stage C
+        # saturates, else the sign's overflow marker (+-2**W) stands in; the
+        # rounding ops' result comes from the PCORE's rounder, this one is
+        # not used
+        ptop[:] = a_prod[PW:XW - 1]
+        if not a_rnd_res:
+            b_sat.next = a_sat
+        elif ptop == 0 or ptop == (1 << (PW - XW + 1)) - 1:
+            b_sat.next = a_prod[XW:].signed()
+        elif a_prod < 0:
+            b_sat.next = -(1 << W)
+        else:
+            b_sat.next = 1 << W
+
+    @always_comb
+    def rnd_out():
+        rnd_p.next = a_prod
+        rnd_acc.next = a_x
+
+    @always(clk.posedge)
+    def stage_b_acc():
+        base = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
+        addend = intbv(0, min=-(1 << (AW - 1)), max=1 << (AW - 1))
+        sumw = intbv(0)[AW + 1:]
+        lshw = intbv(0)[AW:]
 
         # accumulator: one AW-bit adder, wrapping modulo 2**AW:
         # (mac, accadd: acc; macz, accset: 0) + (mac, macz: a*b; accadd,
@@ -368,14 +404,96 @@ def pcore_lane(clk, op, a, b, mb, acc_in, flag_in, fwd, sh, rlo, rhi, rz, result
         flag_out.next = b_flag
 
     if dsp_shift:
-        return stage_a, stage_a_dsp, stage_b_dsp, stage_c
+        return stage_a, stage_a_dsp, stage_b_dsp, stage_b_acc, stage_c
+    if shared:
+        return stage_a, stage_b_shared, rnd_out, stage_b_acc, stage_c
     return stage_a, stage_b, stage_c
+
+
+@block
+def pcore_rounder(clk, p, acc, from_acc, rz, rhi, rlo, result, width=16, acc_width=32):
+    """The rounding right shift and saturation of the lanes that share it
+    (``SoCConfig.pcore_round_share``), one lane's value per clock, in three
+    stages: the operand ``x'`` (the product ``p``, or the accumulator
+    ``acc`` when ``from_acc``; moved down W bits when ``rhi``, doubled when
+    ``rz``: the full lane's stage A), the shift by ``rlo`` (a clock later)
+    and the saturation (the full lane's stages B and C): ``result`` three
+    clocks after ``p`` and ``acc``.  The arithmetic is the full lane's, the
+    same text on the same names: a generator shared with the full lane
+    would change that lane's Verilog, and with it the ULX3S's placement."""
+    W, AW = width, acc_width
+    PW = 2 * W
+    RW = max(PW, AW)
+    XW = W + 2
+    TW = XW
+    HW = RW + 2 - XW
+    TOP_ONES = (1 << (TW - W + 1)) - 1
+    DMIN, DMAX = -(1 << (W - 1)), (1 << (W - 1)) - 1
+    a_rs = Signal(intbv(0, min=-(1 << RW), max=1 << RW))
+    b_sat = Signal(intbv(0, min=-(1 << (TW - 1)), max=1 << (TW - 1)))
+
+    @always(clk.posedge)
+    def operand():
+        rs = intbv(0, min=-(1 << (RW - 1)), max=1 << (RW - 1))
+
+        if from_acc:
+            rs[:] = acc
+        else:
+            rs[:] = p
+        if rz:
+            a_rs.next = rs * 2
+        elif rhi:
+            a_rs.next = rs >> W
+        else:
+            a_rs.next = rs
+
+    @always(clk.posedge)
+    def shift():
+        rsh = intbv(0, min=-(1 << RW), max=1 << RW)
+        win = intbv(0, min=-(1 << (XW - 1)), max=1 << (XW - 1))
+        inc = intbv(0, min=-(1 << XW), max=1 << XW)
+        rnd = intbv(0, min=-(1 << (XW - 1)), max=1 << (XW - 1))
+        top = intbv(0)[HW:]
+        tmask = intbv(0)[HW:]
+        tinv = intbv(0)[HW:]
+        fit = bool(0)
+
+        # ((x >> (sh-1)) + 1) >> 1 on the XW-bit window, the bits above it
+        # checked against a mask of rlo (pcore_lane's stage_b)
+        rsh[:] = a_rs >> rlo
+        win[:] = rsh[XW:].signed()
+        inc[:] = win + 1
+        rnd[:] = inc >> 1
+        top[:] = a_rs[RW + 1:XW - 1]
+        tmask[:] = (((1 << HW) - 1) << rlo) & ((1 << HW) - 1)
+        tinv[:] = ~tmask
+        fit = (top & tmask) == 0 or (top | tinv) == (1 << HW) - 1
+        if fit:
+            b_sat.next = rnd
+        elif a_rs < 0:
+            b_sat.next = -(1 << W)
+        else:
+            b_sat.next = 1 << W
+
+    @always(clk.posedge)
+    def saturate():
+        top = intbv(0)[TW - W + 1:]
+        top[:] = b_sat[TW:W - 1]
+        if top != 0 and top != TOP_ONES:
+            if b_sat[TW - 1]:
+                result.next = DMIN
+            else:
+                result.next = DMAX
+        else:
+            result.next = b_sat[W:].signed()
+
+    return operand, shift, saturate
 
 
 LEFT_SHIFT_OPS = ("shl", "accadd", "accset")
 
 
-def shift_controls(op, sh, b, width=16):
+def shift_controls(op, sh, b, width=16, shared_round=False):
     """The lane's predecoded ports ``(mb, rlo, rhi, rz)`` for operation
     code ``op``, shift ``sh`` and operand ``b``: the multiplier's second
     operand (``2**(sh mod width)`` for the ops that shift left through the
@@ -383,9 +501,13 @@ def shift_controls(op, sh, b, width=16):
     ``(sh - 1) mod width``, coarse step (``sh > width``: the shift takes
     ``x >> width``) and ``rz``, no right shift (``sh = 0``, and ``shl``,
     which passes its product through unshifted).  The PCORE computes the
-    same from its issue bundle a clock ahead (``cores/pcore/pcore.py``)."""
+    same from its issue bundle a clock ahead (``cores/pcore/pcore.py``).
+    ``shared_round``: the lane of a shared rounder, whose ``asr`` takes its
+    operand from the product, ``mb`` = 1."""
     W = width
     mb = 1 << (sh % W) if op in [OP[n] for n in LEFT_SHIFT_OPS] else b
+    if shared_round and op == OP["asr"]:
+        mb = 1
     if sh == 0 or op == OP["shl"]:
         rlo, rhi, rz = 0, 0, 1
     else:
@@ -393,10 +515,12 @@ def shift_controls(op, sh, b, width=16):
     return mb, rlo, rhi, rz
 
 
-def lane_signals(width=16, acc_width=32):
-    """The port signals of a lane, in port order."""
+def lane_signals(width=16, acc_width=32, shared_round=False):
+    """The port signals of a lane, in port order (``shared_round``: with
+    ``rnd_p`` and ``rnd_acc``, the lane of ``SoCConfig.pcore_round_share`` > 1)."""
     sw = shift_bits_for(acc_width)
-    return dict(
+    rw = max(2 * width, acc_width)
+    sig = dict(
         clk=Signal(bool(0)),
         op=Signal(intbv(0)[OP_BITS:]),
         a=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
@@ -413,39 +537,82 @@ def lane_signals(width=16, acc_width=32):
         acc_out=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
         flag_out=Signal(bool(0)),
     )
+    if shared_round:
+        sig["rnd_p"] = Signal(intbv(0, min=-(1 << (2 * width - 1)), max=1 << (2 * width - 1)))
+        sig["rnd_acc"] = Signal(intbv(0, min=-(1 << (rw - 1)), max=1 << (rw - 1)))
+    return sig
 
 
-def module_name(width=16, acc_width=32, dsp_shift=False):
+def rounder_signals(width=16, acc_width=32):
+    """The port signals of a ``pcore_rounder``, in port order."""
+    return dict(
+        clk=Signal(bool(0)),
+        p=Signal(intbv(0, min=-(1 << (2 * width - 1)), max=1 << (2 * width - 1))),
+        acc=Signal(intbv(0, min=-(1 << (acc_width - 1)), max=1 << (acc_width - 1))),
+        from_acc=Signal(bool(0)),
+        rz=Signal(bool(0)),
+        rhi=Signal(bool(0)),
+        rlo=Signal(intbv(0)[width.bit_length() - 1:]),
+        result=Signal(intbv(0, min=-(1 << (width - 1)), max=1 << (width - 1))),
+    )
+
+
+ROUNDER_NAME = "tsoc_pcore_rounder"
+
+
+def module_name(width=16, acc_width=32, dsp_shift=False, shared_round=False):
     """The lane module's name: ``tsoc_pcore_lane`` for the 16/32-bit lane
-    with the fabric's right shift; the widths and ``_dsp`` appended else."""
+    with the fabric's right shift; the widths and ``_dsp`` (the DSP
+    blocks' shift) or ``_sr`` (a shared rounder's lane) appended else."""
     name = MODULE_NAME if (width, acc_width) == (16, 32) else f"{MODULE_NAME}_{width}_{acc_width}"
-    return name + ("_dsp" if dsp_shift else "")
+    return name + ("_dsp" if dsp_shift else "") + ("_sr" if shared_round else "")
+
+
+def rounder_name(width=16, acc_width=32):
+    return ROUNDER_NAME if (width, acc_width) == (16, 32) else f"{ROUNDER_NAME}_{width}_{acc_width}"
 
 
 def verilog_for(config, build_dir):
     """The lane Verilog a ``SoCConfig`` instantiates (its
-    ``pcore_shift_dsp``), generated in ``build_dir``; returns the path."""
-    return generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp))
+    ``pcore_shift_dsp`` and ``pcore_round_share``), generated in
+    ``build_dir``; returns the path."""
+    return generate_verilog(build_dir, dsp_shift=bool(config.pcore_shift_dsp),
+                            shared_round=config.pcore_round_share > 1)
 
 
-def generate_verilog(build_dir, width=16, acc_width=32, dsp_shift=False):
+def generate_verilog(build_dir, width=16, acc_width=32, dsp_shift=False, shared_round=False):
     """Convert the lane to Verilog in ``build_dir``; returns the file path.
     ``dsp_shift``: the rounding right shift through two more DSP blocks
-    (``SoCConfig.pcore_shift_dsp``), a module of its own name.
+    (``SoCConfig.pcore_shift_dsp``), a module of its own name;
+    ``shared_round``: the lane without a rounding shifter and, in the same
+    file, the ``pcore_rounder`` its PCORE shares between lanes
+    (``SoCConfig.pcore_round_share`` > 1).
 
     The file is regenerated only if missing or older than this source."""
     build_dir = Path(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
-    name = module_name(width, acc_width, dsp_shift)
+    name = module_name(width, acc_width, dsp_shift, shared_round)
     path = build_dir / f"{name}.v"
     if path.exists() and path.stat().st_mtime >= Path(__file__).stat().st_mtime \
             and path.stat().st_mtime >= Path(pcore_isa.__file__).stat().st_mtime:
         return path
-    sig = lane_signals(width, acc_width)
+    sig = lane_signals(width, acc_width, shared_round)
     inst = pcore_lane(**sig, width=width, acc_width=acc_width, dsp_shift=dsp_shift)
     with warnings.catch_warnings():
-        # dsp_shift: stage A's fine amount (a_rlo) is the fabric shifter's, unread
+        # dsp_shift, shared_round: stage A's fine amount (a_rlo) is the
+        # fabric shifter's, unread; shared_round: so are the lane's rlo
+        # port and stage A's operand of the shift (a_rs), the rounder's
         warnings.filterwarnings("ignore", message=".*driven but not read: a_rlo")
+        warnings.filterwarnings("ignore", message=".*driven but not read: a_rs")
+        warnings.filterwarnings("ignore", message=".*Port is not used: rlo")
         inst.convert(hdl="Verilog", path=str(build_dir), name=name, testbench=False,
                      timescale="1ns/1ps")
+        if shared_round:
+            rname = rounder_name(width, acc_width)
+            rinst = pcore_rounder(**rounder_signals(width, acc_width), width=width, acc_width=acc_width)
+            rinst.convert(hdl="Verilog", path=str(build_dir), name=rname, testbench=False,
+                          timescale="1ns/1ps")
+            rpath = build_dir / f"{rname}.v"
+            path.write_text(path.read_text() + "\n" + rpath.read_text())
+            rpath.unlink()
     return path

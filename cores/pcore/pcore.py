@@ -22,7 +22,7 @@ from migen import *
 
 from tensorsoc.spec import pcore_isa as isa
 from tensorsoc.spec.pcore_isa import LANE_LATENCY
-from tensorsoc.cores.pcore.lane import LEFT_SHIFT_OPS, module_name, shift_bits_for
+from tensorsoc.cores.pcore.lane import LEFT_SHIFT_OPS, module_name, rounder_name, shift_bits_for
 
 
 def _bits(n):
@@ -121,8 +121,9 @@ class TEPort:
 
 class PCore(Module):
     def __init__(self, index, seq, te, nt, vw, private_words, shared_words,
-                 data_width=16, acc_width=32, dsp_shift=False):
+                 data_width=16, acc_width=32, dsp_shift=False, round_share=1):
         W, AW = data_width, acc_width
+        shared_round = round_share > 1
         lg = _bits(vw) if vw > 1 else 0
         pwords = private_words // vw            # vector words per thread and process
         swords = shared_words // vw
@@ -215,6 +216,15 @@ class PCore(Module):
         acc_out = [Signal((AW, True), name=f"acc_out{i}") for i in range(vw)]
         flag_out = [Signal(name=f"flag_out{i}") for i in range(vw)]
         res_vec = Cat(*res)
+        # What the write-back stage writes: the lanes' results and the
+        # instruction in ``s2``; with shared rounders, a rounding
+        # instruction's results and fields round_share - 1 clocks later
+        # (``_round_writeback``)
+        if shared_round:
+            wbv, wb_data, wb_data_ok, round_fire, round_data = self._round_writeback(
+                s2, wb_result, res_vec, op_in, W * vw)
+        else:
+            wbv, wb_data, wb_data_ok = s2, res_vec, wb_result
 
         # Private memory banks: one read port each (an instruction reads at
         # most one private source, the assembler's rule, so a bank is stored
@@ -274,9 +284,9 @@ class PCore(Module):
                     wr.dat_w.eq(tw_dat),
                     wr.we.eq(tw_mask),
                 ).Else(
-                    wr.adr.eq(s2["tid"][:tid_bits] * pwords + waddr(s2["dst_addr"], pwords)),
-                    wr.dat_w.eq(res_vec),
-                    wr.we.eq(Replicate(own & wb_result & (s2["dst_kind"] == isa.K_PRIV), len(wr.we))),
+                    wr.adr.eq(wbv["tid"][:tid_bits] * pwords + waddr(wbv["dst_addr"], pwords)),
+                    wr.dat_w.eq(wb_data),
+                    wr.we.eq(Replicate(own & wb_data_ok & (wbv["dst_kind"] == isa.K_PRIV), len(wr.we))),
                 ),
             ]
             te_priv_rd.append(rd.dat_r)
@@ -317,15 +327,16 @@ class PCore(Module):
         flag_rd, flag_wr = flagm.get_port(mode=READ_FIRST), flagm.get_port(write_capable=True)
         self.specials += vrf, vrf_a, vrf_b, vrf_w, accm, acc_rd, acc_wr, flagm, flag_rd, flag_wr
         s2_tid = s2["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
+        wbv_tid = wbv["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
         # The accumulator and the flags are read a clock after the other
         # memories (from s0), so their data meet the operands in s1.
         s0_tid = s0["tid"][:tid_bits] if nt > 1 else Constant(0, 1)
         self.comb += [
             vrf_a.adr.eq(Cat(seq.iss_a_reg, tid)),
             vrf_b.adr.eq(Cat(seq.iss_b_reg, tid)),
-            vrf_w.adr.eq(Cat(s2["dst_reg"], s2_tid)),
-            vrf_w.dat_w.eq(res_vec),
-            vrf_w.we.eq(wb_result & (s2["dst_kind"] == isa.K_REG)),
+            vrf_w.adr.eq(Cat(wbv["dst_reg"], wbv_tid)),
+            vrf_w.dat_w.eq(wb_data),
+            vrf_w.we.eq(wb_data_ok & (wbv["dst_kind"] == isa.K_REG)),
             acc_rd.adr.eq(s0_tid),
             acc_wr.adr.eq(s2_tid),
             acc_wr.dat_w.eq(Cat(*acc_out)),
@@ -415,8 +426,12 @@ class PCore(Module):
         r_mb = [Signal((W + 1, True), name=f"r_mb{i}") for i in range(vw)]
         s1_lsh = Signal()
         s1_pow2 = Signal(W + 1)
+        # (with shared rounders asr's operand is the product a * 1:
+        # lane.shift_controls)
         self.comb += [s1_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS)),
-                      s1_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)])]
+                      s1_pow2.eq(C(1, W + 1) << s1_sh[:log2_int(W)])] if not shared_round else [
+                      s1_lsh.eq(op_in(s1["op"], LEFT_SHIFT_OPS + ("asr",))),
+                      s1_pow2.eq(Mux(s1["op"] == isa.OP["asr"], 1, C(1, W + 1) << s1_sh[:log2_int(W)]))]
         self.sync += [
             # the lanes' controls, this PCORE's own (enabled by its valid)
             If(s1_valid,
@@ -427,12 +442,90 @@ class PCore(Module):
                     # (sh - 1) mod W: the low log2(W) bits of sh - 1
                     r_rlo.eq((s1_sh - 1)[:log2_int(W)]), r_rhi.eq(s1_sh > W), r_rz.eq(0)),
             ),
-            [r.eq(Mux(s1_lsh, s1_pow2, o)) for r, o in zip(r_mb, opb)],
-            r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r),
-            [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)],
         ]
+        operand_regs = [r.eq(Mux(s1_lsh, s1_pow2, o)) for r, o in zip(r_mb, opb)] \
+            + [r_acc.eq(acc_rd.dat_r), r_flag.eq(flag_rd.dat_r)] \
+            + [r.eq(o) for r, o in zip(r_a + r_b, opa + opb)]
+        # with shared rounders the operands hold in the clocks the
+        # sequencer leaves empty after a rounding slot, so that the lanes'
+        # stage A keeps each lane's product and accumulator (rnd_p,
+        # rnd_acc) for the rounder, which takes one lane per clock
+        self.sync += If(s1_valid, *operand_regs) if shared_round else operand_regs
+        rnd_p = [Signal((2 * W, True), name=f"rnd_p{i}") for i in range(vw)] if shared_round else []
+        rnd_acc = [Signal((AW, True), name=f"rnd_acc{i}") for i in range(vw)] if shared_round else []
         for i in range(vw):
-            self.specials += Instance(module_name(W, AW, dsp_shift), name=f"lane{i}",
+            self.specials += Instance(module_name(W, AW, dsp_shift, shared_round), name=f"lane{i}",
                 i_clk=ClockSignal(), i_op=r_op[i], i_a=r_a[i], i_b=r_b[i], i_mb=r_mb[i],
                 i_acc_in=r_acc[AW * i:AW * (i + 1)], i_flag_in=r_flag[i], i_fwd=r_fwd,
-                i_sh=r_sh, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i])
+                i_sh=r_sh, i_rlo=r_rlo, i_rhi=r_rhi, i_rz=r_rz, o_result=res[i], o_acc_out=acc_out[i], o_flag_out=flag_out[i],
+                **({"o_rnd_p": rnd_p[i], "o_rnd_acc": rnd_acc[i]} if shared_round else {}))
+        if shared_round:
+            self._shared_rounders(s1_valid & op_in(s1["op"], isa.ROUND_OPS), r_op[0] == isa.OP["accr"],
+                                  (r_rz, r_rhi, r_rlo), rnd_p, rnd_acc, round_fire, round_data, W, AW, round_share)
+
+    def _round_writeback(self, s2, wb_result, res_vec, op_in, width):
+        """The write-back with shared rounders (``SoCConfig.pcore_round_share``
+        = S > 1): a rounding instruction (ROUND_OPS) writes nothing from the
+        lanes when it reaches ``s2``; its fields are kept, and S clocks
+        later (``round_fire``) it writes the rounders' results
+        (``round_data``).  Nothing else writes back in that clock: the
+        sequencer issues nothing in the S clocks after a rounding slot, so
+        the next instruction reaches ``s2`` a clock after it.  Returns the
+        fields written, the data, the result write's enable, the fire
+        signal and the rounders' data (driven by ``_shared_rounders``)."""
+        keys = ("dst_kind", "dst_reg", "dst_addr", "tid")
+        fire = Signal(name="round_fire")
+        data = Signal(width, name="round_data")
+        rounding = Signal(name="wb_rounding")
+        kept = {k: Signal(len(s2[k]), name=f"round_wb_{k}") for k in keys}
+        wbv = {k: Signal(len(s2[k]), name=f"wb_{k}") for k in keys}
+        wb_data = Signal(width, name="wb_data")
+        ok = Signal(name="wb_data_ok")
+        self.comb += [
+            rounding.eq(s2["valid"] & op_in(s2["op"], isa.ROUND_OPS)),
+            [wbv[k].eq(Mux(fire, kept[k], s2[k])) for k in keys],
+            wb_data.eq(Mux(fire, data, res_vec)),
+            ok.eq((wb_result & ~rounding) | fire),
+        ]
+        self.sync += If(rounding, [kept[k].eq(s2[k]) for k in keys])
+        return wbv, wb_data, ok, fire, data
+
+    def _shared_rounders(self, start, accr, controls, rnd_p, rnd_acc, fire, data, W, AW, share):
+        """vw / ``share`` rounders (``lane.pcore_rounder``), each serving
+        ``share`` lanes one per clock.  ``start``: a rounding instruction
+        enters the operand registers (``accr``: it is accr, read there);
+        a clock later its lanes' stage A hold their product and accumulator
+        (``rnd_p``, ``rnd_acc``) for ``share`` + 1 clocks: the sequencer
+        issues nothing meanwhile, and the operands hold.  Rounder g takes
+        lane g*share + k in the clock ``turn[0]`` has bit k (a multiplexer
+        of the lanes' registers into its first stage), with the
+        instruction's controls ``controls`` (rz, rhi, rlo: kept, the next
+        instruction's reach the operand registers meanwhile); its results
+        arrive three clocks later (``turn[3]``), are kept
+        (``round{g}_lane{k}``), and the last one goes out with them when the
+        instruction writes back (``fire``, ``_round_writeback``)."""
+        first = Signal(name="round_start")
+        turn = [Signal(share, name=f"round_turn{n}") for n in range(4)]
+        nxt = Signal(max=share, name="round_next")
+        kept_ctl = [Signal(len(c), name=f"round_{n}") for c, n in zip(controls, ("rz", "rhi", "rlo"))]
+        from_acc = Signal(name="round_from_acc")
+        self.sync += [
+            first.eq(start),
+            If(first, [k.eq(c) for k, c in zip(kept_ctl, controls)], from_acc.eq(accr)),
+            turn[0].eq(Cat(first, turn[0][:-1])), [turn[n + 1].eq(turn[n]) for n in range(3)],
+            If(first, nxt.eq(0)).Else(nxt.eq(nxt + 1)),
+        ]
+        self.comb += fire.eq(turn[3][share - 1])
+        rz, rhi, rlo = kept_ctl
+        for g in range(len(rnd_p) // share):
+            lanes = slice(g * share, (g + 1) * share)
+            p = Signal((2 * W, True), name=f"round{g}_p")
+            acc = Signal((AW, True), name=f"round{g}_acc")
+            result = Signal((W, True), name=f"round{g}_result")
+            kept = [Signal(W, name=f"round{g}_lane{k}") for k in range(share - 1)]
+            self.sync += [If(turn[3][k], h.eq(result)) for k, h in enumerate(kept)]
+            self.comb += [p.eq(Array(rnd_p[lanes])[nxt]), acc.eq(Array(rnd_acc[lanes])[nxt]),
+                          data[W * share * g:W * share * (g + 1)].eq(Cat(*kept, result))]
+            self.specials += Instance(rounder_name(W, AW), name=f"rounder{g}", i_clk=ClockSignal(), i_p=p,
+                                      i_acc=acc, i_from_acc=from_acc, i_rz=rz, i_rhi=rhi, i_rlo=rlo,
+                                      o_result=result)

@@ -21,9 +21,15 @@ def _bits(n):
 class PCORESequencer(Module):
     PREDECODE_BITS = 3       # instruction memory bits per word beyond the 32 of the instruction
 
-    def __init__(self, np, nt, vw, imem_words):
+    def __init__(self, np, nt, vw, imem_words, round_share=1):
         assert imem_words <= (1 << isa.LOOP_END_BITS)
         self.imem_words = imem_words
+        # round_share > 1 (SoCConfig.pcore_round_share): the PCOREs' lanes
+        # share their rounding shifters, and each slot of a ROUND_OPS
+        # instruction takes round_share + 1 clocks (``_round_hold``)
+        self.round_share = round_share
+        if round_share > 1:
+            self.PREDECODE_BITS = PCORESequencer.PREDECODE_BITS + 1
         max_slots = max(nt, isa.MIN_SLOTS)
         tid_bits = _bits(max_slots)
 
@@ -65,11 +71,14 @@ class PCORESequencer(Module):
         # instruction come out of the block RAM as single bits, so that the
         # issue decisions (slot count, bypass, stall) add no decoding after
         # the memory's read (a DP16KD is 36 bits wide: no more block RAM).
-        def classes(word):
+        # (the rounding class as a default argument, not read from the
+        # enclosing scope: a closure's new cell would rename this
+        # function's signals, Migen's tracer on Python 3.11)
+        def classes(word, more=(isa.ROUND_OPS,) if round_share > 1 else ()):
             op = word[26:31]
             vec = ~word[31]
             return [vec & reduce(or_, [op == isa.OP[n] for n in sorted(names)])
-                    for names in (isa.CHAIN_OPS, isa.FORWARD_OPS, isa.ACC_READ_OPS)]
+                    for names in (isa.CHAIN_OPS, isa.FORWARD_OPS, isa.ACC_READ_OPS) + more]
         self.imem = Memory(32 + self.PREDECODE_BITS, imem_words, name="pcore_imem")
         fetch = self.imem.get_port(mode=READ_FIRST)
         wport = self.imem.get_port(write_capable=True)
@@ -189,8 +198,9 @@ class PCORESequencer(Module):
         pc1 = Signal(max=imem_words)
         again = Signal()                          # the top loop's count (less a pending decrement) is above 1
         fetch_adr = Signal(max=imem_words)
+        free = self._round_hold(state == RUN, issue, ctl[7]) if round_share > 1 else None
         self.comb += [
-            run.eq(state == RUN),
+            run.eq(state == RUN) if free is None else run.eq((state == RUN) & free),
             self.running.eq(state != IDLE),
             self.start_ready.eq(state == IDLE),
             fetch.adr.eq(fetch_adr),
@@ -394,6 +404,23 @@ class PCORESequencer(Module):
                 getattr(self, f"iss_{n}_reg").eq(f[1:4]),
                 getattr(self, f"iss_{n}_addr").eq(cur[f[1:4]]),
             ]
+
+    def _round_hold(self, running, issue, round_op):
+        """The clocks after each issued slot of a ROUND_OPS instruction in
+        which nothing runs (``round_share``): the PCOREs' shared rounders
+        serve their lanes one per clock meanwhile, from the lanes' stage-A
+        registers, which hold (``cores/pcore/pcore.py``,
+        ``PCore._shared_rounders``); CYCLES counts them.  Returns the signal
+        that no such clock is running."""
+        hold = Signal(max=self.round_share + 1, name="round_hold")
+        free = Signal(name="round_free")
+        self.comb += free.eq(hold == 0)
+        self.sync += [
+            If(issue & round_op, hold.eq(self.round_share)
+            ).Elif(hold != 0, hold.eq(hold - 1)),
+            If(running & ~free, self.cycles.eq(self.cycles + 1)),
+        ]
+        return free
 
     def read_port(self):
         """An extra read port on the instruction memory (bus read-back: the

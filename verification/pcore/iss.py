@@ -94,7 +94,7 @@ class PcoreISS:
             entry = func
             npa = c.np if not np_ or np_ > c.np else np_
             nta = c.nt if not nt or nt > c.nt else nt
-        timer = isa.IssueTimer(nta)
+        timer = isa.IssueTimer(nta, c.pcore_round_share)
         pc = entry
         loops = []
         vops = macs = count = 0

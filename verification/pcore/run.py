@@ -22,7 +22,8 @@ def run(config, testcases=None, extra_env=None, waves=False, quiet=False):
     logs.mkdir(parents=True, exist_ok=True)
     runner, bdir = build(config, waves=waves, log_file=str(logs / "build.log") if quiet else None)
     overrides = {k: v for k, v in config.as_dict().items()
-                 if k in ("np", "nt", "vw", "pcore_private_words", "pcore_shared_words")}
+                 if k in ("np", "nt", "vw", "pcore_private_words", "pcore_shared_words", "pcore_shift_dsp",
+                          "pcore_round_share")}
     env = {"TSOC_PCORE_CONFIG": json.dumps(overrides),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
