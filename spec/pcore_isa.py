@@ -107,7 +107,7 @@ CHAIN_OPS = ACC_WRITE_OPS - RESULT_OPS - FLAG_WRITE_OPS
 FORWARD_OPS = CHAIN_OPS & ACC_READ_OPS
 # The operations whose result is a rounding right shift: with lanes that
 # share their rounding shifter (SoCConfig.pcore_round_share = S > 1) each of
-# their thread slots takes S + 1 clocks (slots(), docs/pcore.md, "Shared
+# their thread slots takes S + 2 clocks (slots(), docs/pcore.md, "Shared
 # rounding shifters").
 ROUND_OPS = {"mul", "asr", "accr"}
 
@@ -260,13 +260,13 @@ def slots(nt_active, op=None, round_share=1):
     """Clocks one vector instruction ``op`` occupies with ``nt_active``
     threads (``op`` None: any operation outside CHAIN_OPS and ROUND_OPS);
     ``round_share``: lanes per rounding shifter (SoCConfig.pcore_round_share);
-    above 1, each slot of a ROUND_OPS instruction takes round_share + 1
-    clocks (the rounder takes one lane per clock, from the lanes' stage A,
-    one clock after the slot's)."""
+    above 1, each slot of a ROUND_OPS instruction takes round_share + 2
+    clocks (the rounder gathers one lane per clock from the lanes' stage
+    A, starting the clock after the slot's, and takes it a clock later)."""
     if op in CHAIN_OPS and nt_active <= CHAIN_MAX_NT:
         return CHAIN_SLOTS
     n = max(nt_active, MIN_SLOTS)
-    return n * (round_share + 1) if op in ROUND_OPS and round_share > 1 else n
+    return n * (round_share + 2) if op in ROUND_OPS and round_share > 1 else n
 
 
 class IssueTimer:

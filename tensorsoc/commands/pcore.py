@@ -10,7 +10,8 @@ from tensorsoc.spec.errors import UserError
 def _config(args):
     over = {k: v for k, v in (("np", args.np), ("nt", args.nt), ("vw", args.vw),
                               ("pcore_private_words", args.private_words),
-                              ("pcore_shared_words", args.shared_words)) if v is not None}
+                              ("pcore_shared_words", args.shared_words),
+                              ("pcore_round_share", getattr(args, "round_share", None))) if v is not None}
     try:
         return SoCConfig().with_overrides(**over)
     except ConfigError as e:
@@ -23,6 +24,9 @@ def _config_args(p):
     p.add_argument("--vw", type=int, help="lanes per vector")
     p.add_argument("--private-words", type=int, help="private words per thread and process space")
     p.add_argument("--shared-words", type=int, help="shared words per PCORE and process space")
+    p.add_argument("--round-share", type=int,
+                   help="lanes per rounding shifter (SoCConfig.pcore_round_share; above 1 a slot of mul, asr "
+                        "and accr takes it + 1 clocks)")
 
 
 def _define(text):

@@ -40,14 +40,17 @@ def run_bench(config):
                       vector_ops_per_clock_per_pcore=(b["macs"] - a["macs"]) / (config.np * config.vw) / d_cycles)
     return dict(steady_state=steady, config=dict(np=config.np, nt=config.nt, vw=config.vw,
                             private_words=config.pcore_private_words,
-                            shared_words=config.pcore_shared_words),
+                            shared_words=config.pcore_shared_words,
+                            round_share=config.pcore_round_share),
                 peak_macs_per_clock=peak, kernels=rows,
                 errors=data.get("errors", []) + ([] if not fails else [f"{fails} simulation test(s) failed"]))
 
 
 def format_report(rep):
     c = rep["config"]
-    lines = [f"PCORE array: NP={c['np']} NT={c['nt']} VW={c['vw']}, peak {rep['peak_macs_per_clock']} MACs/clock",
+    share = f", one rounding shifter per {c['round_share']} lanes" if c.get("round_share", 1) > 1 else ""
+    lines = [f"PCORE array: NP={c['np']} NT={c['nt']} VW={c['vw']}{share}, "
+             f"peak {rep['peak_macs_per_clock']} MACs/clock",
              f"{'kernel':<15} {'params':<46} {'cycles':>7} {'MACs/clk':>9} {'of peak':>8} {'vops/clk/PCORE':>15}"]
     for r in rep["kernels"]:
         params = ",".join(f"{k}={v}" for k, v in r["params"].items()

@@ -1,7 +1,7 @@
 """Drive the MyHDL lane datapath in MyHDL's own simulator."""
 
 import numpy as np
-from myhdl import Signal, Simulation, StopSimulation, always, always_comb, block, delay, instance, intbv
+from myhdl import Signal, Simulation, StopSimulation, always, block, delay, instance, intbv
 
 from tensorsoc.cores.pcore.lane import (LATENCY, lane_signals, pcore_lane, pcore_rounder, rounder_signals,
                                         shift_controls)
@@ -11,32 +11,38 @@ from tensorsoc.spec.pcore_isa import OP, ROUND_OPS
 @block
 def shared_round_pair(sig, rsig, width, acc_width):
     """A lane without a rounding shifter and a ``pcore_rounder`` on its
-    ``rnd_p`` and ``rnd_acc``, the controls a clock later and the fine
-    amount two, as the PCORE joins them (``SoCConfig.pcore_round_share``):
-    the rounder's result one clock after the lane's."""
+    ``rnd_p`` and ``rnd_acc`` registered (the PCORE's gathering registers),
+    the controls two clocks later and the fine amount three, as the PCORE
+    joins them (``SoCConfig.pcore_round_share``): the rounder's result two
+    clocks after the lane's."""
     clk = sig["clk"]
     lane = pcore_lane(**sig, width=width, acc_width=acc_width)
     rnd = pcore_rounder(**rsig, width=width, acc_width=acc_width)
     op, rz, rhi, rlo = sig["op"], sig["rz"], sig["rhi"], sig["rlo"]
     rnd_p, rnd_acc, p, acc = sig["rnd_p"], sig["rnd_acc"], rsig["p"], rsig["acc"]
     from_acc, rz_d, rhi_d, rlo_d = rsig["from_acc"], rsig["rz"], rsig["rhi"], rsig["rlo"]
-    rlo_1 = Signal(intbv(0)[len(rlo):])
+    rlo_1, rlo_2 = Signal(intbv(0)[len(rlo):]), Signal(intbv(0)[len(rlo):])
+    from_acc_1, rz_1, rhi_1 = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
     accr = OP["accr"]
 
     @always(clk.posedge)
     def controls():
-        from_acc.next = op == accr
-        rz_d.next = rz
-        rhi_d.next = rhi
+        from_acc_1.next = op == accr
+        rz_1.next = rz
+        rhi_1.next = rhi
+        from_acc.next = from_acc_1
+        rz_d.next = rz_1
+        rhi_d.next = rhi_1
         rlo_1.next = rlo
-        rlo_d.next = rlo_1
+        rlo_2.next = rlo_1
+        rlo_d.next = rlo_2
 
-    @always_comb
-    def operands():
+    @always(clk.posedge)
+    def gather():
         p.next = rnd_p
         acc.next = rnd_acc
 
-    return lane, rnd, controls, operands
+    return lane, rnd, controls, gather
 
 
 def run_lane(stim, width, acc_width, dsp_shift=False, shared_round=False):
@@ -45,7 +51,7 @@ def run_lane(stim, width, acc_width, dsp_shift=False, shared_round=False):
     output taken ``LATENCY`` clocks after its inputs.  ``dsp_shift``: the
     lane whose rounding right shift is a product (``SoCConfig.pcore_shift_dsp``);
     ``shared_round``: the lane without one and a rounder (``shared_round_pair``),
-    the result of the rounding ops (``ROUND_OPS``) the rounder's, a clock later."""
+    the result of the rounding ops (``ROUND_OPS``) the rounder's, two clocks later."""
     sig = lane_signals(width, acc_width, shared_round)
     if shared_round:
         rsig = rounder_signals(width, acc_width)
@@ -72,7 +78,7 @@ def run_lane(stim, width, acc_width, dsp_shift=False, shared_round=False):
 
         @instance
         def drive():
-            for i in range(n + LATENCY):
+            for i in range(n + LATENCY + 1):
                 if i < n:
                     for s, vals in cols:
                         s.next = vals[i]
@@ -83,8 +89,8 @@ def run_lane(stim, width, acc_width, dsp_shift=False, shared_round=False):
                     out["result"][j] = int(sig["result"])
                     out["acc_out"][j] = int(sig["acc_out"])
                     out["flag_out"][j] = int(sig["flag_out"])
-                if shared_round and j >= 1 and int(stim["op"][j - 1]) in round_codes:
-                    out["result"][j - 1] = int(rsig["result"])
+                if shared_round and 2 <= j < n + 2 and int(stim["op"][j - 2]) in round_codes:
+                    out["result"][j - 2] = int(rsig["result"])
             raise StopSimulation
 
         return clock, drive

@@ -63,7 +63,8 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
     from tensorsoc.verification.te.run import run
     from tensorsoc.verification.te.top import REPO
     config = config or SoCConfig()
-    rep = {"np": config.np, "nt": config.nt, "vw": config.vw, "peak": config.np * config.vw, "models": []}
+    rep = {"np": config.np, "nt": config.nt, "vw": config.vw, "peak": config.np * config.vw,
+           "round_share": config.pcore_round_share, "models": []}
     with tempfile.TemporaryDirectory() as tmp:
         for i, model in enumerate(models):
             path = Path(model) if Path(model).is_absolute() else (Path.cwd() / model)
@@ -92,8 +93,9 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
 def format_layers(rep, config=None):
     """The per-layer table, then each layer's roofline (sw/model/roofline.py)."""
     from tensorsoc.sw.model import roofline
+    share = f", one rounding shifter per {rep['round_share']} lanes" if rep.get("round_share", 1) > 1 else ""
     lines = [f"Accelerator layer programs on the TensorEngine + PCORE array (NP={rep['np']} NT={rep['nt']} "
-             f"VW={rep['vw']}, peak {rep['peak']} MACs/clock), clocks from the first instruction word to the "
+             f"VW={rep['vw']}{share}, peak {rep['peak']} MACs/clock), clocks from the first instruction word to the "
              "layer's CALLBACK, without the MCORE; nz of peak: the MACs without the padding to VW (zero weights, "
              "stream-padded input lanes)",
              f"{'model':<26} {'layer':>5} {'op':<8} {'MACs':>8} {'clocks':>7} {'MACs/clk':>8} {'of peak':>7} "
@@ -132,8 +134,10 @@ def software_layers(rep):
 
 def cmd_bench_layers(args):
     from tensorsoc.spec.errors import UserError
+    from tensorsoc.spec.config import DEFAULT
+    config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
     try:
-        rep = run_layers(args.models or LAYER_MODELS)
+        rep = run_layers(args.models or LAYER_MODELS, config)
     except FileNotFoundError as e:
         raise UserError(str(e))
     print(format_layers(rep))
@@ -211,6 +215,9 @@ def register(groups):
                         help=f"YAML models (default: {' '.join(LAYER_MODELS)})")
     layers.add_argument("--json", metavar="FILE", help="also write the figures (with each layer's trace) as JSON")
     layers.add_argument("--trace", metavar="DIR", help="write each layer's activity trace report into DIR")
+    layers.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                        help="override a configuration field of spec/config.py (repeatable), e.g. "
+                             "--set pcore_round_share=8: the layers are compiled and run for it")
     layers.add_argument("--require-accel", action="store_true",
                         help="fail when a layer has no accelerator program (it would run on the MCORE)")
     layers.set_defaults(func=cmd_bench_layers)

@@ -9,7 +9,8 @@ from tensorsoc.verification.te.top import REPO, TOPLEVEL, build
 # te_levels=4: the engine the FPGA boards build (soc/targets/); the guide's
 # examples run at the default 8 (tests/test_te_engine.py)
 TEST_CONFIG = dict(np=2, nt=2, vw=4, pcore_private_words=32, pcore_shared_words=64, scratch_size=1024, te_levels=4,
-                   te_vector_path=1, te_trace_depth=256, te_dst_levels=0, te_dst_overlap=1, te_ovl_bits=48)
+                   te_vector_path=1, te_trace_depth=256, te_dst_levels=0, te_dst_overlap=1, te_ovl_bits=48,
+                   pcore_round_share=1)
 
 
 def test_config():
