@@ -812,7 +812,7 @@ def option_notes(cfg):
             notes.append("the lanes' right shift through the DSP blocks (pcore_shift_dsp=1)")
         if cfg.get("pcore_round_share", 1) > 1:
             notes.append(f"one rounding shifter per {cfg['pcore_round_share']} lanes, a rounding op's slot "
-                         f"{cfg['pcore_round_share'] + 1} clocks (pcore_round_share={cfg['pcore_round_share']})")
+                         f"{cfg['pcore_round_share'] + 2} clocks (pcore_round_share={cfg['pcore_round_share']})")
         if not cfg.get("te_parallel_checks", 1):
             notes.append("the address generators' checks from their registers (te_parallel_checks=0)")
         if not cfg.get("pcore_stats", 1):
@@ -882,7 +882,7 @@ def config_table_markdown():
         ("PCORE lanes' rounding right shift (`pcore_shift_dsp`)",
          lambda t, c: ("DSP blocks: 3 MULT18X18D per lane" if c.pcore_shift_dsp else "fabric: 1 MULT18X18D per lane")
          if c.accelerator else "-"),
-        ("... lanes per rounding shifter (`pcore_round_share`; above 1, a slot of `mul`, `asr`, `accr` takes it + 1 clocks)",
+        ("... lanes per rounding shifter (`pcore_round_share`; above 1, a slot of `mul`, `asr`, `accr` takes it + 2 clocks)",
          lambda t, c: str(c.pcore_round_share) if c.accelerator else "-"),
         ("... address generators' checks (`te_parallel_checks`)",
          lambda t, c: ("per candidate, registered" if c.te_parallel_checks else "from the registers")

@@ -59,9 +59,9 @@ class SoCConfig:
     # lane its own (the shifter, its operand and its saturation are half of
     # a lane on an ECP5); S > 1, a PCORE's lanes share vw / S rounders, each
     # serving S lanes one per clock, and every thread slot of a rounding
-    # operation (mul, asr, accr: pcore_isa.ROUND_OPS) takes S + 1 clocks
+    # operation (mul, asr, accr: pcore_isa.ROUND_OPS) takes S + 2 clocks
     # instead of one.  Requantization (accr) runs once per output, after
-    # its K products, so a convolution pays S clocks per output and thread
+    # its K products, so a convolution pays S + 1 clocks per output and thread
     # slot (docs/pcore.md, "Shared rounding shifters"; docs/fpga.md).
     pcore_round_share: int = 1
     # 1: the TensorEngine and the PCORE array are part of the SoC (0: MCORE only,

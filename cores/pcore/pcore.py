@@ -51,9 +51,10 @@ NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", 
 
 
 # The flip-flops yosys must not merge: each lane's copy of its PCORE's op
-# register (``lane_op0`` ..).  yosys merges identical flip-flops whatever
+# register (``lane_op0`` ..), and with shared rounders the copies of the
+# delayed write-back's select (``round_fire*``, ``PCore._round_writeback``).  yosys merges identical flip-flops whatever
 # their nets' ``keep``, so the attribute goes on the cells driving them.
-KEEP_REGISTERS = ("*lane_op*",)
+KEEP_REGISTERS = ("*lane_op*", "*round_fire*")
 
 
 def synthesis_commands(top):
@@ -218,11 +219,11 @@ class PCore(Module):
         res_vec = Cat(*res)
         # What the write-back stage writes: the lanes' results and the
         # instruction in ``s2``; with shared rounders, a rounding
-        # instruction's results and fields round_share - 1 clocks later
+        # instruction's results and fields round_share + 1 clocks later
         # (``_round_writeback``)
         if shared_round:
             wbv, wb_data, wb_data_ok, round_fire, round_data = self._round_writeback(
-                s2, wb_result, res_vec, op_in, W * vw)
+                s2, wb_result, res_vec, op_in, W, vw)
         else:
             wbv, wb_data, wb_data_ok = s2, res_vec, wb_result
 
@@ -463,7 +464,7 @@ class PCore(Module):
             self._shared_rounders(s1_valid & op_in(s1["op"], isa.ROUND_OPS), r_op[0] == isa.OP["accr"],
                                   (r_rz, r_rhi, r_rlo), rnd_p, rnd_acc, round_fire, round_data, W, AW, round_share)
 
-    def _round_writeback(self, s2, wb_result, res_vec, op_in, width):
+    def _round_writeback(self, s2, wb_result, res_vec, op_in, W, vw):
         """The write-back with shared rounders (``SoCConfig.pcore_round_share``
         = S > 1): a rounding instruction (ROUND_OPS) writes nothing from the
         lanes when it reaches ``s2``; its fields are kept, and S + 1 clocks
@@ -474,21 +475,30 @@ class PCore(Module):
         fields written, the data, the result write's enable, the fire
         signal and the rounders' data (driven by ``_shared_rounders``)."""
         keys = ("dst_kind", "dst_reg", "dst_addr", "tid")
+        # ``fire_next``: the clock before; the select itself is a register
+        # of its own for the fields and one per lane's 16 data bits (kept
+        # apart by KEEP_REGISTERS): one register for all of them, some 150
+        # loads, was a PCORE's critical path out of context (64.8 MHz, 8.3
+        # ns of routing on the one net)
+        fire_next = Signal(name="round_fire_next")
         fire = Signal(name="round_fire")
-        data = Signal(width, name="round_data")
+        fire_data = [Signal(name=f"round_fire_data{i}") for i in range(vw)]
+        data = Signal(W * vw, name="round_data")
         rounding = Signal(name="wb_rounding")
         kept = {k: Signal(len(s2[k]), name=f"round_wb_{k}") for k in keys}
         wbv = {k: Signal(len(s2[k]), name=f"wb_{k}") for k in keys}
-        wb_data = Signal(width, name="wb_data")
+        wb_data = Signal(W * vw, name="wb_data")
         ok = Signal(name="wb_data_ok")
         self.comb += [
             rounding.eq(s2["valid"] & op_in(s2["op"], isa.ROUND_OPS)),
             [wbv[k].eq(Mux(fire, kept[k], s2[k])) for k in keys],
-            wb_data.eq(Mux(fire, data, res_vec)),
+            [wb_data[W * i:W * (i + 1)].eq(Mux(f, data[W * i:W * (i + 1)], res_vec[W * i:W * (i + 1)]))
+             for i, f in enumerate(fire_data)],
             ok.eq((wb_result & ~rounding) | fire),
         ]
-        self.sync += If(rounding, [kept[k].eq(s2[k]) for k in keys])
-        return wbv, wb_data, ok, fire, data
+        self.sync += [If(rounding, [kept[k].eq(s2[k]) for k in keys]),
+                      fire.eq(fire_next), [f.eq(fire_next) for f in fire_data]]
+        return wbv, wb_data, ok, fire_next, data
 
     def _shared_rounders(self, start, accr, controls, rnd_p, rnd_acc, fire, data, W, AW, share):
         """vw / ``share`` rounders (``lane.pcore_rounder``), each serving
@@ -519,7 +529,7 @@ class PCore(Module):
             turn[0].eq(Cat(first, turn[0][:-1])), [turn[n + 1].eq(turn[n]) for n in range(4)],
             If(first, nxt.eq(0)).Else(nxt.eq(nxt + 1)),
         ]
-        self.comb += fire.eq(turn[4][share - 1])
+        self.comb += fire.eq(turn[3][share - 1])       # (the write-back's select a clock later)
         rz, rhi, rlo = kept_ctl
         for g in range(len(rnd_p) // share):
             lanes = slice(g * share, (g + 1) * share)

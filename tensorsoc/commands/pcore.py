@@ -26,7 +26,7 @@ def _config_args(p):
     p.add_argument("--shared-words", type=int, help="shared words per PCORE and process space")
     p.add_argument("--round-share", type=int,
                    help="lanes per rounding shifter (SoCConfig.pcore_round_share; above 1 a slot of mul, asr "
-                        "and accr takes it + 1 clocks)")
+                        "and accr takes it + 2 clocks)")
 
 
 def _define(text):
