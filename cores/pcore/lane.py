@@ -50,6 +50,13 @@ shared the old lane's per-op decoding between a PCORE's lanes, 1-3% fewer
 LUTs and 6% fewer flip-flops (docs/fpga.md, "One adder, one saturation
 path").
 
+With ``SoCConfig.pcore_round_share`` > 1 the lane has no rounding shift
+(its stage B ``stage_b_shared`` only saturates ``shl``'s product): its
+stage-A product and accumulator leave on ``rnd_p`` and ``rnd_acc``, and the
+PCORE's ``pcore_rounder`` blocks, each shared by several lanes, round them
+one lane per clock (half the lane's LUTs: docs/pcore.md, "Shared rounding
+shifters").
+
 Ports (all outputs registered, latency ``LATENCY``):
 
 =========== ====== =========================================================
