@@ -102,3 +102,19 @@ def test_nothing_uses_the_old_register_header():
     assert "pcore_regs.h" not in src and "pcore_info_read()" in src and "pcore_imeminfo_read()" in src
     import tensorsoc.cores.pcore.soc as pcore_soc
     assert not hasattr(pcore_soc, "c_header") and not hasattr(pcore_soc, "REGISTERS")
+
+
+def test_a_bench_that_did_not_finish_names_the_exception(tmp_path):
+    """`tsoc bench pcore` at memory sizes a kernel does not fit: the
+    simulation stops in the assembler; the report names that error (the
+    last exception the log names, not the test's assertion) and the log."""
+    from tensorsoc.verification.pcore.bench import _why_no_result
+    log = tmp_path / "sim.log"
+    log.write_text("     0.00ns INFO     cocotb  Running bench\n"
+                   "    raise AsmError(self.path, self.lineno, self.text, msg)\n"
+                   "  tensorsoc.sw.pcore.asm.AsmError: k.pcore:40: private memory exhausted: 'patch' needs 288\n"
+                   "  AssertionError: 1 of 1 failed\n")
+    why = _why_no_result(log)
+    assert why.startswith("the bench did not finish: AsmError: k.pcore:40: private memory exhausted: 'patch' needs 288")
+    assert str(log) in why
+    assert "no exception in the log" in _why_no_result(tmp_path / "missing.log")

@@ -64,7 +64,7 @@ def cmd_bench(args):
     if args.json:
         Path(args.json).write_text(json.dumps(rep, indent=1) + "\n")
     if rep["errors"]:
-        raise UserError("the bench found mismatches: see above")
+        raise UserError("the bench failed: see above")
     return 0
 
 

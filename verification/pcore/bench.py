@@ -7,18 +7,21 @@ bit-exact against the reference and the ISS (a mismatch fails the bench).
 """
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
 
 def run_bench(config):
     """Returns the bench report (dict)."""
+    from tensorsoc.verification.pcore.build import build_dir_for
     from tensorsoc.verification.pcore.run import run
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         tests, fails, _ = run(config, testcases=["bench"],
                               extra_env={"TSOC_PCORE_BENCH_JSON": str(out)}, quiet=True)
-        data = json.loads(out.read_text()) if out.exists() else {"rows": [], "errors": ["no result"]}
+        data = json.loads(out.read_text()) if out.exists() else {
+            "rows": [], "errors": [_why_no_result(build_dir_for(config) / "sim.log")]}
     peak = config.np * config.vw
     rows = []
     for r in data["rows"]:
@@ -44,6 +47,19 @@ def run_bench(config):
                             round_share=config.pcore_round_share),
                 peak_macs_per_clock=peak, kernels=rows,
                 errors=data.get("errors", []) + ([] if not fails else [f"{fails} simulation test(s) failed"]))
+
+
+def _why_no_result(log):
+    """The bench wrote no figures: the last exception its simulation log
+    names (an assembler error, say: a kernel that does not fit the
+    configuration's memories), with the log's path."""
+    last = None
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            m = re.search(r"\b(\w+(?:Error|Exception)): (.+)$", line)
+            if m and m.group(1) != "AssertionError":
+                last = f"{m.group(1)}: {m.group(2).strip()}"
+    return f"the bench did not finish: {last or 'no exception in the log'} (log: {log})"
 
 
 def format_report(rep):
