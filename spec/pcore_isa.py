@@ -256,17 +256,25 @@ def split_function_word(word, np_max, nt_max):
     return entry, np, nt
 
 
+def round_slot_clocks(round_share):
+    """Clocks one thread slot of a ROUND_OPS instruction takes with
+    ``round_share`` lanes per rounding shifter (SoCConfig.pcore_round_share):
+    1 with a shifter per lane; above 1, round_share + 2 (the rounder gathers
+    one lane per clock from the lanes' stage A, starting the clock after the
+    slot's, and takes it a clock later).  The sequencer holds for the
+    clocks after the first (cores/pcore/sequencer.py ``_round_hold``)."""
+    return round_share + 2 if round_share > 1 else 1
+
+
 def slots(nt_active, op=None, round_share=1):
     """Clocks one vector instruction ``op`` occupies with ``nt_active``
     threads (``op`` None: any operation outside CHAIN_OPS and ROUND_OPS);
-    ``round_share``: lanes per rounding shifter (SoCConfig.pcore_round_share);
-    above 1, each slot of a ROUND_OPS instruction takes round_share + 2
-    clocks (the rounder gathers one lane per clock from the lanes' stage
-    A, starting the clock after the slot's, and takes it a clock later)."""
+    ``round_share``: lanes per rounding shifter, each slot of a ROUND_OPS
+    instruction ``round_slot_clocks(round_share)``."""
     if op in CHAIN_OPS and nt_active <= CHAIN_MAX_NT:
         return CHAIN_SLOTS
     n = max(nt_active, MIN_SLOTS)
-    return n * (round_share + 2) if op in ROUND_OPS and round_share > 1 else n
+    return n * round_slot_clocks(round_share) if op in ROUND_OPS else n
 
 
 class IssueTimer:

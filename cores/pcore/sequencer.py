@@ -26,7 +26,8 @@ class PCORESequencer(Module):
         self.imem_words = imem_words
         # round_share > 1 (SoCConfig.pcore_round_share): the PCOREs' lanes
         # share their rounding shifters, and each slot of a ROUND_OPS
-        # instruction takes round_share + 2 clocks (``_round_hold``)
+        # instruction takes isa.round_slot_clocks(round_share) clocks
+        # (``_round_hold``)
         self.round_share = round_share
         if round_share > 1:
             self.PREDECODE_BITS = PCORESequencer.PREDECODE_BITS + 1
@@ -407,16 +408,18 @@ class PCORESequencer(Module):
 
     def _round_hold(self, running, issue, round_op):
         """The clocks after each issued slot of a ROUND_OPS instruction in
-        which nothing runs (``round_share + 1``): the PCOREs' shared
+        which nothing runs (all but the first of
+        ``isa.round_slot_clocks(round_share)``): the PCOREs' shared
         rounders gather their lanes one per clock meanwhile, from the lanes'
         stage-A registers, which hold (``cores/pcore/pcore.py``,
         ``PCore._shared_rounders``); CYCLES counts them.  Returns the signal
         that no such clock is running."""
-        hold = Signal(max=self.round_share + 2, name="round_hold")
+        clocks = isa.round_slot_clocks(self.round_share)
+        hold = Signal(max=clocks, name="round_hold")
         free = Signal(name="round_free")
         self.comb += free.eq(hold == 0)
         self.sync += [
-            If(issue & round_op, hold.eq(self.round_share + 1)
+            If(issue & round_op, hold.eq(clocks - 1)
             ).Elif(hold != 0, hold.eq(hold - 1)),
             If(running & ~free, self.cycles.eq(self.cycles + 1)),
         ]

@@ -11,6 +11,7 @@ def _config(args):
     over = {k: v for k, v in (("np", args.np), ("nt", args.nt), ("vw", args.vw),
                               ("pcore_private_words", args.private_words),
                               ("pcore_shared_words", args.shared_words),
+                              # (the bench's only: the assembler's output does not depend on it)
                               ("pcore_round_share", getattr(args, "round_share", None))) if v is not None}
     try:
         return SoCConfig().with_overrides(**over)
@@ -24,9 +25,6 @@ def _config_args(p):
     p.add_argument("--vw", type=int, help="lanes per vector")
     p.add_argument("--private-words", type=int, help="private words per thread and process space")
     p.add_argument("--shared-words", type=int, help="shared words per PCORE and process space")
-    p.add_argument("--round-share", type=int,
-                   help="lanes per rounding shifter (SoCConfig.pcore_round_share; above 1 a slot of mul, asr "
-                        "and accr takes it + 2 clocks)")
 
 
 def _define(text):
@@ -86,4 +84,7 @@ def register(groups):
     bench = groups["bench"].add_parser("pcore", help="MACs per clock of each PCORE kernel (Verilator)")
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     _config_args(bench)
+    bench.add_argument("--round-share", type=int,
+                       help="lanes per rounding shifter (SoCConfig.pcore_round_share; above 1 a slot of mul, asr "
+                            "and accr takes it + 2 clocks)")
     bench.set_defaults(func=cmd_bench)

@@ -70,9 +70,7 @@ def generate(config, build_dir, imem_words=None):
 def build_dir_for(config, imem_words=None):
     imem_words = imem_words or config.pcore_imem_words
     key = json.dumps([config.np, config.nt, config.vw, config.pcore_private_words,
-                      config.pcore_shared_words, imem_words]
-                     + [[config.pcore_shift_dsp, config.pcore_round_share]] * (
-                         config.pcore_shift_dsp != 0 or config.pcore_round_share != 1))
+                      config.pcore_shared_words, imem_words, config.pcore_shift_dsp, config.pcore_round_share])
     tag = f"np{config.np}_nt{config.nt}_vw{config.vw}_" + hashlib.sha1(key.encode()).hexdigest()[:6]
     return REPO / "build" / "pcore" / tag
 
