@@ -506,10 +506,13 @@ class PCore(Module):
         enters the operand registers (``accr``: it is accr, read there);
         a clock later its lanes' stage A hold their product and accumulator
         (``rnd_p``, ``rnd_acc``) for ``share`` + 2 clocks: the sequencer
-        issues nothing meanwhile, and the operands hold.  Rounder g gathers
-        lane g*share + k's product and accumulator into registers of its
-        own (``round{g}_p``, ``round{g}_acc``) in the clock ``turn[0]`` has
-        bit k, and takes them into its first stage the clock after, with
+        issues nothing meanwhile, and the operands hold.  Rounder g takes
+        its ``share`` lanes' products and accumulators into a chain of
+        registers of its own in the clock ``turn[0]`` has bit 0 (lane
+        g*share + k into link k), and the chain moves them one link down
+        per clock, so its first link (``round{g}_p``, ``round{g}_acc``)
+        holds lane g*share + k in the clock after ``turn[0]`` has bit k;
+        the rounder takes the first link into its first stage, with
         the instruction's controls ``controls`` (rz, rhi, rlo: kept, the next
         instruction's reach the operand registers meanwhile); its results
         arrive three clocks after that (``turn[4]``), are kept
@@ -517,28 +520,37 @@ class PCore(Module):
         instruction writes back (``fire``, ``_round_writeback``).  (Without
         the gathering registers the lanes' multiplexer, the operand's
         select and its move in one clock were a PCORE's critical path out
-        of context, 72.7 MHz, 11.9 of its 13.8 ns routing.)"""
+        of context, 72.7 MHz, 11.9 of its 13.8 ns routing.  A chain rather
+        than a multiplexer of the lanes into one register: each link is
+        loaded from its own lane and from its neighbour, where the
+        multiplexer brought every lane's 64 bits to one place under a
+        select with 64 loads per rounder; those nets were 7.5% of the
+        overused wires in router2's heatmaps of a ULX3S 4 x 8 x 8 build,
+        docs/fpga.md "Shared rounding shifters".)"""
         first = Signal(name="round_start")
         turn = [Signal(share, name=f"round_turn{n}") for n in range(5)]
-        nxt = Signal(max=share, name="round_next")
         kept_ctl = [Signal(len(c), name=f"round_{n}") for c, n in zip(controls, ("rz", "rhi", "rlo"))]
         from_acc = Signal(name="round_from_acc")
         self.sync += [
             first.eq(start),
             If(first, [k.eq(c) for k, c in zip(kept_ctl, controls)], from_acc.eq(accr)),
             turn[0].eq(Cat(first, turn[0][:-1])), [turn[n + 1].eq(turn[n]) for n in range(4)],
-            If(first, nxt.eq(0)).Else(nxt.eq(nxt + 1)),
         ]
+        load = turn[0][0]
         self.comb += fire.eq(turn[3][share - 1])       # (the write-back's select a clock later)
         rz, rhi, rlo = kept_ctl
         for g in range(len(rnd_p) // share):
             lanes = slice(g * share, (g + 1) * share)
             p = Signal((2 * W, True), name=f"round{g}_p")
             acc = Signal((AW, True), name=f"round{g}_acc")
+            chain_p = [p] + [Signal((2 * W, True), name=f"round{g}_p{k}") for k in range(1, share)]
+            chain_acc = [acc] + [Signal((AW, True), name=f"round{g}_acc{k}") for k in range(1, share)]
             result = Signal((W, True), name=f"round{g}_result")
             kept = [Signal(W, name=f"round{g}_lane{k}") for k in range(share - 1)]
-            self.sync += [p.eq(Array(rnd_p[lanes])[nxt]), acc.eq(Array(rnd_acc[lanes])[nxt]),
-                          [If(turn[4][k], h.eq(result)) for k, h in enumerate(kept)]]
+            for chain, lane_out in ((chain_p, rnd_p[lanes]), (chain_acc, rnd_acc[lanes])):
+                self.sync += If(load, [link.eq(out) for link, out in zip(chain, lane_out)]).Else(
+                    [link.eq(below) for link, below in zip(chain, chain[1:])])
+            self.sync += [If(turn[4][k], h.eq(result)) for k, h in enumerate(kept)]
             self.comb += data[W * share * g:W * share * (g + 1)].eq(Cat(*kept, result))
             self.specials += Instance(rounder_name(W, AW), name=f"rounder{g}", i_clk=ClockSignal(), i_p=p,
                                       i_acc=acc, i_from_acc=from_acc, i_rz=rz, i_rhi=rhi, i_rlo=rlo,
