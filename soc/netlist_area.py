@@ -35,8 +35,10 @@ from tensorsoc.spec.errors import UserError
 BLOCK_PATTERNS = (
     (r"^VexRiscv", "cpu"),
     # a lane instance: ``lane3.`` in the first PCORE, ``lane3_1.`` .. in
-    # the others (yosys's names for the copies of an instance name)
-    (r"^\$flatten\\lane\d|^lane\d+(_\d+)?\.", "pcore_lanes"),
+    # the others (yosys's names for the copies of an instance name); the
+    # shared rounders (``rounder0.``, SoCConfig.pcore_round_share) are the
+    # lanes' rounding shifters moved out of them
+    (r"^\$flatten\\(lane|rounder)\d|^(lane|rounder)\d+(_\d+)?\.", "pcore_lanes"),
     (r"pcoresequencer|pcore_imem", "pcore_sequencer"),
     (r"pcore\d|pcore_array", "pcore"),
     (r"tensorenginecore_src_gen", "te_src_agen"),
