@@ -37,11 +37,20 @@ def signal_of(net):
     instance's name."""
     name = re.sub(r"\[\d+\]$", "", net)
     inst, dot, rest = name.partition(".")
-    if dot and re.fullmatch(r"lane\d+|VexRiscv", inst):
+    if dot and re.fullmatch(r"(lane|rounder)\d+(_\d+)?|VexRiscv", inst):
         m = re.search(SUFFIX, rest)
         return inst + "." + (rest[:m.start()] if m else rest)
     m = re.search(SUFFIX, name)
     return name[:m.start()] if m else name
+
+
+def family_of(signal):
+    """The signal with the index of its PCORE and of its lane or rounder
+    replaced by ``*``, so that the copies of one signal in every PCORE
+    and lane (``pcore3_vregs``, ``lane2_5.b_sat``, ``rounder0_1.x``) sum
+    to one family (``pcore*_vregs``, ``lane*.b_sat``, ``rounder*.x``)."""
+    fam = re.sub(r"^(lane|rounder)\d+(_\d+)?\.", r"\1*.", signal)
+    return re.sub(r"pcore\d", "pcore*", fam)
 
 
 def read_nets(path):
@@ -112,6 +121,17 @@ class Congestion:
 
     def signal_lines(self, n):
         return [f"  {v:7d}  {b:16s} {s}" for (b, s), v in self.signals.most_common(n)]
+
+    def families(self):
+        """Counter {(block, family): overuse} (``family_of``)."""
+        fams = collections.Counter()
+        for (b, s), v in self.signals.items():
+            fams[(b, family_of(s))] += v
+        return fams
+
+    def family_lines(self, n):
+        total = self.total or 1
+        return [f"  {v:7d}  {100 * v / total:5.1f}%  {b:16s} {f}" for (b, f), v in self.families().most_common(n)]
 
     def regions(self):
         """[(overuse, x0, y0)] of the REGION x REGION tiles, hottest first."""
@@ -198,8 +218,13 @@ def cmd_bench_congestion(args):
     span = f"iteration {chosen[0]}" if len(chosen) == 1 else f"iterations {chosen[0]}..{chosen[-1]} summed"
     print(f"[bench congestion] {args.directory}: router2's overused wires, {span}")
     print(c.block_table())
-    print(f"-- the {args.lines} signals with the most overused wires")
-    print("\n".join(c.signal_lines(args.lines)))
+    if args.families:
+        print(f"-- the {args.lines} signal families with the most overused wires (each PCORE's and lane's "
+              f"copies together)")
+        print("\n".join(c.family_lines(args.lines)))
+    else:
+        print(f"-- the {args.lines} signals with the most overused wires")
+        print("\n".join(c.signal_lines(args.lines)))
     print(f"-- the hottest regions")
     print("\n".join(c.region_lines(args.regions)))
     return 0
@@ -219,4 +244,7 @@ def register(groups):
                    help="router2 iteration, or a range to sum (default: the last one written)")
     p.add_argument("--lines", type=int, default=20, help="signals listed (default 20)")
     p.add_argument("--regions", type=int, default=10, help="regions listed (default 10)")
+    p.add_argument("--families", action="store_true",
+                   help="list signal families instead of signals: the copies of a signal in every PCORE, lane "
+                        "and rounder summed (pcore*_vregs, lane*.b_sat), with their share of the total")
     p.set_defaults(func=cmd_bench_congestion)

@@ -79,3 +79,35 @@ def test_cli(heatmaps, capsys):
     assert "iterations 3..4 summed" in out
     assert out.index("pcore_lanes") < out.index("pcore ") < out.index("cpu")
     assert "lane3.b_sat" in out and "X 16..23, Y 8..15" in out
+
+
+def test_families_sum_the_copies_of_a_signal(tmp_path):
+    """The copies of a signal in every PCORE, lane and rounder (yosys names
+    the instances of the second PCORE on ``lane3_1``) sum to one family;
+    other signals stay apart."""
+    nets = [("lane3.b_sat[1]", 10), ("lane3_1.b_sat_LUT4_Z[0]", 20), ("lane0_7.b_sat[3]", 5),
+            ("lane3_1.a[0]", 7), ("rounder0_2.x[4]", 4), ("rounder1.x_LUT4_Z[0]", 6),
+            ("pcore3_vregs.0.0_DOA0", 8), ("pcore0_vregs.0.1_DOB3", 2),
+            ("soc_pcore_array_core_pcore2_tw_dat[5]", 3), ("soc_pcore_array_core_pcore5_tw_dat[1]", 1),
+            ("soc_engine_tensorenginecore_bc_copy[0]", 9)]
+    _write(tmp_path, 5, nets, _grid(16, 16))
+    c, _ = congestion.load(tmp_path)
+    fams = c.families()
+    assert fams[("pcore_lanes", "lane*.b_sat")] == 35
+    assert fams[("pcore_lanes", "lane*.a")] == 7
+    assert fams[("pcore_lanes", "rounder*.x")] == 10
+    assert fams[("pcore", "pcore*_vregs")] == 10
+    assert fams[("pcore", "soc_pcore_array_core_pcore*_tw_dat")] == 4
+    assert fams[("tensor_engine", "soc_engine_tensorenginecore_bc_copy")] == 9
+    assert sum(fams.values()) == c.total
+    # before folding, the lanes of the second PCORE are signals of their own
+    assert c.signals[("pcore_lanes", "lane3_1.b_sat")] == 20
+    lines = c.family_lines(2)
+    assert "lane*.b_sat" in lines[0] and f"{100 * 35 / c.total:5.1f}%" in lines[0]
+
+
+def test_cli_families(heatmaps, capsys):
+    from tensorsoc.cli import main
+    assert main(["bench", "congestion", str(heatmaps), "--iterations", "3-4", "--families"]) == 0
+    out = capsys.readouterr().out
+    assert "signal families" in out and "lane*.b_sat" in out
