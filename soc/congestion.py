@@ -23,7 +23,7 @@ import collections
 import re
 from pathlib import Path
 
-from tensorsoc.soc.netlist_area import SUFFIX, block_of
+from tensorsoc.soc.netlist_area import LANE_INSTANCE, SUFFIX, block_of
 from tensorsoc.spec.errors import UserError
 
 NET_CSV = "{prefix}_congestion_by_net_{n}.csv"
@@ -37,7 +37,7 @@ def signal_of(net):
     instance's name."""
     name = re.sub(r"\[\d+\]$", "", net)
     inst, dot, rest = name.partition(".")
-    if dot and re.fullmatch(r"(lane|rounder)\d+(_\d+)?|VexRiscv", inst):
+    if dot and re.fullmatch(rf"{LANE_INSTANCE}|VexRiscv", inst):
         m = re.search(SUFFIX, rest)
         return inst + "." + (rest[:m.start()] if m else rest)
     m = re.search(SUFFIX, name)
@@ -49,7 +49,7 @@ def family_of(signal):
     replaced by ``*``, so that the copies of one signal in every PCORE
     and lane (``pcore3_vregs``, ``lane2_5.b_sat``, ``rounder0_1.x``) sum
     to one family (``pcore*_vregs``, ``lane*.b_sat``, ``rounder*.x``)."""
-    fam = re.sub(r"^(lane|rounder)\d+(_\d+)?\.", r"\1*.", signal)
+    fam = re.sub(rf"^{LANE_INSTANCE}\.", r"\1*.", signal)
     return re.sub(r"pcore\d", "pcore*", fam)
 
 

@@ -31,14 +31,17 @@ from pathlib import Path
 
 from tensorsoc.spec.errors import UserError
 
+# The name of a lane's instance (``lane3`` in the first PCORE, ``lane3_1``
+# .. in the others: yosys's names for the copies of an instance name) or of
+# a shared rounder's (``rounder0``, SoCConfig.pcore_round_share: the
+# lanes' rounding shifters moved out of them); group 1 is the kind.
+LANE_INSTANCE = r"(lane|rounder)\d+(_\d+)?"
+
 # (regular expression searched in the net name, block), first match wins.
 BLOCK_PATTERNS = (
     (r"^VexRiscv", "cpu"),
-    # a lane instance: ``lane3.`` in the first PCORE, ``lane3_1.`` .. in
-    # the others (yosys's names for the copies of an instance name); the
-    # shared rounders (``rounder0.``, SoCConfig.pcore_round_share) are the
-    # lanes' rounding shifters moved out of them
-    (r"^\$flatten\\(lane|rounder)\d|^(lane|rounder)\d+(_\d+)?\.", "pcore_lanes"),
+    # a lane's or a shared rounder's instance (LANE_INSTANCE)
+    (rf"^\$flatten\\(lane|rounder)\d|^{LANE_INSTANCE}\.", "pcore_lanes"),
     (r"pcoresequencer|pcore_imem", "pcore_sequencer"),
     (r"pcore\d|pcore_array", "pcore"),
     (r"tensorenginecore_src_gen", "te_src_agen"),
