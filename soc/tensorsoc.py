@@ -39,6 +39,40 @@ class FetchGap(LiteXModule):
         ]
 
 
+class RegisteredResponse(LiteXModule):
+    """Passes a Wishbone master's cycles on to ``bus`` and the answers
+    (ACK, ERR, DAT_R) back through flip-flops: the master sees the
+    acknowledge a clock after the slave gives it, and CYC and STB are low
+    towards the slave in that clock, so that the slave, done, starts
+    nothing new before the master has seen its answer.  Each access takes
+    one clock more.  ``TensorSoC.register_main_ram_answers`` puts one in
+    front of main RAM when LiteDRAM's Wishbone bridge, whose acknowledge
+    follows CYC and STB in the same clock, sits on the shared bus directly
+    (docs/fpga.md, "Main RAM answers from flip-flops")."""
+
+    def __init__(self, master):
+        self.master = master
+        self.bus = bus = wishbone.Interface.like(master)
+        bus.bursting = master.bursting
+        done = Signal()       # the slave answered in the last clock: the master sees it now
+        ack, err = Signal(), Signal()
+        dat_r = Signal(len(master.dat_r))
+        self.sync += [
+            done.eq(bus.cyc & bus.stb & (bus.ack | bus.err)),
+            ack.eq(bus.cyc & bus.stb & bus.ack),
+            err.eq(bus.cyc & bus.stb & bus.err),
+            dat_r.eq(bus.dat_r),
+        ]
+        self.comb += [
+            master.connect(bus, omit={"cyc", "stb", "ack", "err", "dat_r"}),
+            bus.cyc.eq(master.cyc & ~done),
+            bus.stb.eq(master.stb & ~done),
+            master.ack.eq(ack),
+            master.err.eq(err),
+            master.dat_r.eq(dat_r),
+        ]
+
+
 class TensorSoC(SoCCore):
     """tensorsoc SoC.
 
@@ -189,6 +223,27 @@ class TensorSoC(SoCCore):
         self.add_sdram("sdram", phy=self.sdrphy, module=module, size=cfg.main_ram_size,
                        l2_cache_size=sdram.l2_cache_size,
                        l2_cache_min_data_width=sdram.l2_cache_min_data_width)
+        self.register_main_ram_answers(sdram.l2_cache_size)
+
+    def register_main_ram_answers(self, l2_cache_size):
+        """On the shared bus (``bus_shared``) with no L2 cache, main RAM's
+        answers come from flip-flops (RegisteredResponse).  Without it, the
+        arbiter's granted request, LiteDRAM's Wishbone bridge (its
+        acknowledge follows CYC and STB in the same clock) and the
+        acknowledge back to every master were one path: from the host
+        port's write queue (a block RAM's output) into the VexRiscv's
+        write-back, 26.83 ns, the Colorlight i5 accelerator's sys critical
+        path, and, with the CPU's side cut, into its fetch and the
+        TensorEngine's instruction fetch just as long.  Call after
+        ``add_sdram``, before the bus is finalised."""
+        if not self.tsoc_config.bus_shared or l2_cache_size:
+            return
+        slave = self.bus.slaves["main_ram"]
+        front = wishbone.Interface.like(slave)
+        front.bursting = slave.bursting
+        self.main_ram_reg = RegisteredResponse(front)
+        self.comb += self.main_ram_reg.bus.connect(slave)
+        self.bus.slaves["main_ram"] = self.main_ram_reg.master
 
     def add_sim_control(self):
         from tensorsoc.cores.sim_control import SimControl

@@ -135,3 +135,24 @@ def test_host_port_colorlight_i5_accelerator_build():
     env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": ACCEL_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
     cases = run_host_tests(build, "i5_fast_qpi", env, testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
+
+
+def test_host_port_colorlight_i5_accelerator_on_its_sdram():
+    """The i5's accelerator build as the board has it: main RAM in its SDRAM
+    (LiteDRAM's controller and Wishbone bridge, no L2 cache, the SDRAM's
+    timings; ``--sdram colorlight_i5``) on the shared bus, so main RAM
+    answers through ``RegisteredResponse`` (soc/tensorsoc.py,
+    ``register_main_ram_answers``): the example models through the fast
+    path in QPI, every layer on the accelerator and bit-exact.  (The cases
+    that peek the integrated main RAM run on the build above.)"""
+    from tensorsoc.soc.builder import ROOT, SimBuild, parse_sim_sdram
+    from tensorsoc.soc.targets.colorlight_i5 import ACCEL_CONFIG, ACCEL_CPU_VARIANT
+    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
+    config = ACCEL_CONFIG.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
+    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5-sdram", log=lambda *_: None,
+                     cpu_variant=ACCEL_CPU_VARIANT, sdram=parse_sim_sdram("colorlight_i5"))
+    testcase = ["rid_and_spec", "example_models_bit_exact"]
+    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": ACCEL_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
+    cases = run_host_tests(build, "i5_sdram_fast_qpi", env, testcase=testcase)
+    assert sorted(c.get("name") for c in cases) == sorted(testcase)
+    assert "main_ram_reg" in (build.gateware_dir / "tensorsoc.v").read_text()

@@ -102,6 +102,7 @@ class BoardTarget:
                               f"{self.sdram_module.__name__} SDRAM holds {size} bytes; main RAM is the SDRAM")
         soc.add_sdram("sdram", phy=soc.sdrphy, module=module, l2_cache_size=self.l2_cache_size,
                      l2_cache_min_data_width=self.l2_cache_min_data_width)
+        soc.register_main_ram_answers(self.l2_cache_size)
         soc.sdram_init = SDRAMInit(soc.sdram.dfii, soc.sdrphy.settings, module.timing_settings,
                                    config.sys_clk_freq)
         # Hold the CPU in reset until the SDRAM is ready (this assignment
