@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "tensorsoc.soc.fpga_bench",
     "tensorsoc.soc.netlist_area",
     "tensorsoc.soc.congestion",
+    "tensorsoc.soc.logic_depth",
     "tensorsoc.commands.mcore",
     "tensorsoc.commands.pcore",
     "tensorsoc.commands.host",
