@@ -74,7 +74,11 @@ TARGET = BoardTarget(
 # configuration yet: with yosys's area mapping it packs into 79% of the 25F's
 # LUT positions, and router2 has not routed it (123 overused wires at best,
 # since the host port's write FIFO holds no addresses; docs/fpga.md, "The
-# Colorlight i5 with an accelerator"); tests/test_host_soc.py runs the example models on
+# Colorlight i5 with an accelerator"); as two PCOREs of four lanes (`--set np=2 --set vw=4
+# --set pcore_round_share=4`, 8 MACs per clock too) it routed once, after 1,823
+# router2 iterations with `--keep-routing`, at sys 37.26 MHz, before main RAM
+# answered from flip-flops (soc/tensorsoc.py RegisteredResponse; docs/fpga.md,
+# "Main RAM answers from flip-flops"); tests/test_host_soc.py runs the example models on
 # it in simulation, and
 #   tsoc bitstream --board colorlight_i5 --cpu-variant minimal --set accelerator=1 --set np=1
 #     --set nt=8 --set vw=8 --set te_levels=4 --set te_vector_path=0 --set te_queue_depth=32
