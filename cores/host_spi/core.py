@@ -443,11 +443,12 @@ class HostSPISlave(LiteXModule):
 
         # Writes: bytes to words to the DMA writer, inside the window only.
         # ``in_window`` is registered: the offset and the window's size are
-        # set as the FSM enters WRITE and the offset moves on with a word's
-        # fourth byte, and the next check is that of the next word's fourth
-        # byte, three clocks later at the soonest (four bytes, one a clock,
-        # and WRITE_WORD between), so the register always holds the value
-        # of the offset checked.  Its add and compare, then the error
+        # set as the FSM enters WRITE (the first check, at the fourth byte,
+        # is three clocks later at the soonest) and the offset moves on
+        # with a word's fourth byte (the next check, at the next word's
+        # fourth byte, is four clocks later at the soonest: four bytes, one
+        # a clock), so the register always holds the value of the offset
+        # checked.  Its add and compare, then the error
         # cause's priority chain, were the Colorlight i5 accelerator
         # build's deepest sys path in the logic once main RAM answered from
         # flip-flops (docs/fpga.md, "Main RAM answers from flip-flops").
