@@ -158,8 +158,9 @@ class Depth:
         rows = sorted(((self.time(b) + self.net_ns, b, c, p) for b, c, p in self.ends), reverse=True)
         out, seen = [], set()
         for t, b, c, p in rows:
-            key = re.sub(r"(_\d+)?$", "", c.split(".")[0] if c.startswith("storage") else c)
-            key = re.sub(r"_TRELLIS_FF_Q(_\d+)?$", "", key)
+            # a memory's blocks (storage_9.0.0, storage_9.0.1) and a
+            # register's bits (x_TRELLIS_FF_Q, x_TRELLIS_FF_Q_7) are one
+            key = c.split(".")[0] if c.startswith("storage") else re.sub(r"_TRELLIS_FF_Q(_\d+)?$", "", c)
             if key in seen:
                 continue
             seen.add(key)

@@ -34,8 +34,15 @@ def bram_out(q):
             "connections": {"CLKA": [1], "ADA0": ["0"], "DOA0": [q]}}
 
 
+def bram_in(a):
+    return {"type": "DP16KD", "port_directions": {"CLKA": IN, "ADA0": IN, "DOA0": OUT},
+            "connections": {"CLKA": [1], "ADA0": [a], "DOA0": ["x"]}}
+
+
 def netlist():
     cells = {
+        # two memories' address inputs, one LUT after a flip-flop each
+        "g": ff("0", 50), "l5": lut(50, 51), "storage_1.0.0": bram_in(51), "storage_2.0.0": bram_in(51),
         # three LUTs between two flip-flops
         "a": ff("0", 10), "l1": lut(10, 11), "l2": lut(11, 12), "l3": lut(12, 13), "b": ff(13, 14),
         # one LUT after a block RAM's output
@@ -68,6 +75,8 @@ def test_ranking_and_loops():
     assert ends[:2] == ["c", "b"], rows
     assert rows[1][1] == 3                       # cells through: three LUTs
     assert "f" in ends and d.loops >= 1          # the loop ends, counted
+    # each memory is an end point of its own
+    assert "storage_1.0.0" in ends and "storage_2.0.0" in ends
     times = [t for t, *_ in rows]
     assert times == sorted(times, reverse=True)
 
