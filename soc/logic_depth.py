@@ -24,11 +24,9 @@ the lanes register around their multipliers in the fabric).
 """
 
 import collections
-import json
 import re
-from pathlib import Path
 
-from tensorsoc.soc.netlist_area import TRANSPARENT, block_of
+from tensorsoc.soc.netlist_area import TRANSPARENT, block_of, read_netlist
 from tensorsoc.spec.errors import UserError
 
 NET_NS = 0.75            # a net between two cells (the routed path above: 0.04-3.78, 0.95 mean)
@@ -62,7 +60,6 @@ class Depth:
         self.arcs = collections.defaultdict(list)    # out bit -> [(in bit, delay incl. its net)]
         self.launch = {}                              # bit -> launch time
         self.ends = []                                # (bit, cell, port)
-        self.kinds = collections.Counter()
         for cname, cell in module["cells"].items():
             self._cell(cname, cell)
         self.arrival, self.prev, self.loops = {}, {}, 0
@@ -76,7 +73,6 @@ class Depth:
         dirs = cell.get("port_directions", {})
         outs = {p: [b for b in bs if isinstance(b, int)] for p, bs in con.items() if dirs.get(p) == "output"}
         ins = {p: bs for p, bs in con.items() if dirs.get(p) == "input"}
-        self.kinds[t] += 1
         if t == "LUT4":
             self._through(outs["Z"], _bits(ins, "ABCD"), LUT_NS)
         elif t in ("PFUMX", "L6MUX21"):
@@ -187,14 +183,7 @@ class Depth:
 
 
 def _read(path, top):
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such file (a yosys JSON netlist: build/<dir>/gateware/tensorsoc.json, "
-                        "written by the yosys step of `tsoc bitstream`)")
-    try:
-        design = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: not a JSON netlist ({e})") from None
+    design = read_netlist(path, "bench depth")
     modules = design.get("modules", {})
     if top not in modules:
         raise UserError(f"{path}: no module {top!r} (modules: {', '.join(sorted(modules)) or 'none'}); "
@@ -203,7 +192,6 @@ def _read(path, top):
 
 
 def cmd_bench_depth(args):
-    print(f"[bench depth] reading {args.netlist}", flush=True)
     d = Depth(_read(args.netlist, args.top), net_ns=args.net_ns)
     rows = d.deepest(args.paths)
     if d.loops:

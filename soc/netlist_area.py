@@ -195,12 +195,15 @@ def attribute(data, top=None):
     return Attribution(dict(blocks), dict(names))
 
 
-def _read(path):
+def read_netlist(path, tag="bench area"):
+    """The yosys JSON netlist at ``path`` (a dict), saying so on stdout
+    under ``[tag]``; a UserError for a missing file or one that is not
+    JSON."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file (a yosys JSON netlist: build/<dir>/gateware/tensorsoc.json after "
                         "`tsoc bitstream`, or after yosys on the script of `tsoc bitstream --no-tools`)")
-    print(f"[bench area] reading {path} ({path.stat().st_size // 1024} KiB)", flush=True)
+    print(f"[{tag}] reading {path} ({path.stat().st_size // 1024} KiB)", flush=True)
     try:
         return json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as e:
@@ -209,9 +212,9 @@ def _read(path):
 
 def cmd_bench_area(args):
     path = Path(args.netlist)
-    a = attribute(_read(path), args.top)
+    a = attribute(read_netlist(path), args.top)
     if args.compare:
-        print(a.compare_table(attribute(_read(args.compare), args.top), args.compare))
+        print(a.compare_table(attribute(read_netlist(args.compare), args.top), args.compare))
     else:
         print(a.table())
     for b in (args.detail or "").split(","):
