@@ -238,39 +238,50 @@ _YOSYS_STEP = re.compile(r"^(\d+(?:\.\d+)*)\. Executing (.*?)\.?$")
 _HEAP_ITER = re.compile(r"at iteration #(\d+), type ALL")
 _SA_ITER = re.compile(r"at iteration #(\d+): temp =")
 # router2 has no iteration limit: on a placement that congests it runs for
-# hours.  It is taken as diverging when, from iteration ROUTER2_AFTER on,
-# the fewest overused wires over the last ROUTER2_WINDOW iterations exceed
-# both ROUTER2_FLOOR and ROUTER2_FACTOR x the fewest so far.  The builds of
+# hours.  It is taken as diverging when its fewest overused wires came
+# early (before iteration ROUTER2_EARLY) and, from iteration ROUTER2_AFTER
+# on, the fewest over the last ROUTER2_WINDOW iterations exceed both
+# ROUTER2_FLOOR and ROUTER2_FACTOR x that fewest.  The ULX3S builds of
 # docs/fpga.md: the ones that converged fell below 40 overused wires and
 # stayed under 30 for their last 80 iterations; the ones that did not
 # reached their fewest (178 - 900) at iterations 26-58 and then grew
-# steadily (841 at 121, 2,139 at 52).
+# steadily (841 at 121, 2,139 at 52).  A later fewest is not judged so:
+# the Colorlight i5 (25F) with 2 x 8 x 4 PCOREs routed at iteration 1,823
+# after its fewest, 162 at iteration 1,008, was followed by 386 - 449 in
+# every 50 iterations from 1,151 to 1,300 (tests/data/router2/).
 ROUTER2_AFTER = 40
+ROUTER2_EARLY = 100
 ROUTER2_WINDOW = 20
 ROUTER2_FACTOR = 2.0
 ROUTER2_FLOOR = 100
-# Below the floor router2 can also circle without routing: with
-# --tmg-ripup at a tight constraint a build came to 2 overused wires at
-# iteration 412 and was at 1-18 from 440 to 641, ripping up hundreds of
-# arcs that failed their slack meanwhile (docs/fpga.md, "nextpnr's
-# timing-driven options").  It is taken as stalled when its fewest overused
-# wires are not 0 and have not gone lower for ROUTER2_STALL iterations; the
-# builds that routed did within 60 iterations of their last new fewest.
+# It is also taken as stalled when its fewest overused wires are not 0 and
+# have not gone lower for a while:
+# - below the floor, ROUTER2_STALL iterations.  There router2 can circle
+#   without routing: with --tmg-ripup at a tight constraint a build came to
+#   2 overused wires at iteration 412 and was at 1-18 from 440 to 641,
+#   ripping up hundreds of arcs that failed their slack meanwhile
+#   (docs/fpga.md, "nextpnr's timing-driven options"); the ULX3S builds
+#   that routed did within 60 iterations of their last new fewest;
+# - above it, as many iterations as it took to reach that fewest, when that
+#   is more: no new fewest in the second half of the run.  The 25F build
+#   above went 167 iterations without one after iteration 437 and 396 after
+#   1,008; at seed 2, 186 after 205.
 ROUTER2_STALL = 150
 
 
-def router2_diverging(iters, after=ROUTER2_AFTER, window=ROUTER2_WINDOW, factor=ROUTER2_FACTOR,
-                      floor=ROUTER2_FLOOR, stall=ROUTER2_STALL):
+def router2_diverging(iters, after=ROUTER2_AFTER, early=ROUTER2_EARLY, window=ROUTER2_WINDOW,
+                      factor=ROUTER2_FACTOR, floor=ROUTER2_FLOOR, stall=ROUTER2_STALL):
     """None, or why router2's run (``iters``: [(iteration, overused wires)],
     in order) is taken as diverging, or as stalled short of routing."""
     if len(iters) < window or iters[-1][0] < after:
         return None
     best_it, best = min(iters, key=lambda t: (t[1], t[0]))
-    if best > 0 and iters[-1][0] - best_it >= stall:
+    patience = stall if best <= floor else max(stall, best_it)
+    if best > 0 and iters[-1][0] - best_it >= patience:
         return (f"router2 is not converging: its fewest overused wires, {best} at iteration {best_it}, "
                 f"have not gone lower in the {iters[-1][0] - best_it} iterations since.")
     recent = min(o for _, o in iters[-window:])
-    if recent > floor and recent > factor * best:
+    if best_it < early and recent > floor and recent > factor * best:
         return (f"router2 is not converging: at least {recent} overused wires in each of iterations "
                 f"{iters[-window][0]}-{iters[-1][0]}, against {best} at iteration {best_it}.")
     return None
@@ -997,8 +1008,9 @@ def register(groups):
                         "left once a minute; the divergence stop and --seed-tries apply to router2 only")
     p.add_argument("--keep-routing", action="store_true",
                    help="let nextpnr's router2 go on when it diverges (by default nextpnr is stopped once its "
-                        "overused wires have stayed above twice their fewest for 20 iterations, or their fewest "
-                        "has not fallen for 150 iterations without reaching 0, or, with "
+                        "overused wires have stayed above 100 and twice their fewest, reached before iteration "
+                        "100, for 20 iterations; or their fewest, not 0, has not fallen for 150 iterations "
+                        "(below 100 wires) or for as many iterations as it took to reach it (above); or, with "
                         "--tmg-ripup, once the design has routed and its arcs failing their slack have not "
                         "gone below their fewest for 60 iterations; the next seed is tried: --seed-tries)")
     p.add_argument("--lut-delay-target", type=int, default=None, metavar="PS",

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -448,6 +449,36 @@ def test_router2_diverging():
     assert "2 at iteration 398" in router2_diverging(circling[:first])
     # a run that routes (0 overused wires) is never stopped by it
     assert router2_diverging([(i, max(0, 300 - i)) for i in range(1, 600)]) is None
+
+
+def _router2_trace(name):
+    """A recorded router2 run of tests/data/router2/: [(iteration, overused wires)]."""
+    lines = (Path(__file__).parent / "data" / "router2" / f"{name}.txt").read_text().splitlines()
+    return list(enumerate((int(v) for v in lines if not v.startswith("#")), start=1))
+
+
+def test_router2_watchdog_on_the_25f_runs():
+    """The Colorlight i5's 2 x 8 x 4 runs: the one that routed at iteration
+    1,823 (its fewest stood 396 iterations, then rose past twice itself) and
+    seed 2's, still converging at 400, are never stopped; router2 with its
+    default weights is, as diverging.  With the ULX3S-shaped rules alone
+    (a fixed 150-iteration stall, the factor rule at any iteration) the
+    routed run was stopped at iteration 587."""
+    from tensorsoc.soc.bitstream import router2_diverging
+    for name in ("i5_2x8x4_seed1_routed", "i5_2x8x4_seed2_stopped"):
+        run = _router2_trace(name)
+        assert all(router2_diverging(run[:n]) is None for n in range(1, len(run) + 1)), name
+    routed = _router2_trace("i5_2x8x4_seed1_routed")
+    assert routed[-1] == (1823, 0)
+    old_rules = dict(early=10 ** 9, stall=150, floor=10 ** 9)
+    assert next(n for n in range(1, len(routed)) if router2_diverging(routed[:n], **old_rules)) == 587
+    run = _router2_trace("i5_2x8x4_default_weights")
+    first = next(n for n in range(1, len(run) + 1) if router2_diverging(run[:n]))
+    assert run[first - 1][0] == 49 and "against 1661 at iteration 20" in router2_diverging(run[:first])
+    # a fewest above the floor with no new one in the run's second half is a stall
+    flat = [(i, max(500, 3000 - 10 * i)) for i in range(1, 700)]
+    first = next(n for n in range(1, len(flat) + 1) if router2_diverging(flat[:n]))
+    assert flat[first - 1][0] == 250 + 250 and "500 at iteration 250" in router2_diverging(flat[:first])
 
 
 def test_tmg_ripup_stalled():
