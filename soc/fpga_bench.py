@@ -475,7 +475,14 @@ def table_markdown(results):
 # Command line -----------------------------------------------------------------
 
 def cmd_bench_fpga(args):
-    config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
+    base = DEFAULT
+    if args.board:
+        from tensorsoc.soc.targets import TargetError, get
+        try:
+            base = get(args.board).config
+        except TargetError as e:
+            raise UserError(f"--board: {e}") from None
+    config = base.with_settings(args.set)          # a bad --set is a ConfigError, a UserError
     if args.list:
         for b in BLOCKS.values():
             print(f"  {b.name:<16} {b.title}; nextpnr {b.router}"
@@ -496,7 +503,7 @@ def cmd_bench_fpga(args):
                         "sandboxed and cannot see other folders") from None
     t0 = time.monotonic()
     progress = lambda m: print(f"[fpga-bench {time.monotonic() - t0:6.1f} s] {m}", flush=True)
-    progress(f"NP={config.np} NT={config.nt} VW={config.vw}, private {config.pcore_private_words} / shared "
+    progress(f"{'board ' + args.board + ' configuration, ' if args.board else ''}NP={config.np} NT={config.nt} VW={config.vw}, private {config.pcore_private_words} / shared "
              f"{config.pcore_shared_words} words, scratch {config.scratch_size // 1024} KiB, "
              f"{config.te_levels} loop levels; {DEVICE}; "
              f"blocks {', '.join(names)}; in {build_root}")
@@ -525,8 +532,12 @@ def register(groups):
         description="Synthesise each block (PCORE lane, one PCORE, the PCORE array, the TensorEngine, the host "
                     "port) alone for the ECP5 85F and print its LUT4, carry, FF, LUT RAM, DP16KD and MULT18X18D "
                     "cells and, where it places in minutes, its Fmax. docs/fpga.md, 'Area and clock per block'.")
+    p.add_argument("--board", metavar="NAME",
+                   help="start from this board target's configuration (its memory sizes, e.g. the "
+                        "TensorEngine's scratch) instead of spec/config.py's default; the blocks are still "
+                        "placed on the 85F (tsoc bitstream --list shows the boards)")
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
-                   help="override a configuration field of spec/config.py (repeatable), e.g. --set vw=4")
+                   help="override a configuration field (repeatable, after --board), e.g. --set vw=4")
     p.add_argument("--blocks", action="append", metavar="NAME[,NAME]",
                    help=f"blocks to measure (default: {','.join(DEFAULT_BLOCKS)}; --list shows all)")
     p.add_argument("--list", action="store_true", help="list the blocks")

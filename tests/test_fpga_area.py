@@ -18,6 +18,7 @@ import pytest
 from tensorsoc.soc.builder import ROOT
 from tensorsoc.spec.config import DEFAULT
 from tensorsoc.soc import fpga_bench as F
+from tensorsoc.soc.targets import get
 
 BUILD = ROOT / "build" / "test" / "fpga-bench"
 # Blocks whose synthesis takes well under a minute at the default
@@ -94,6 +95,8 @@ def test_cli_errors(capsys):
     assert "vw=3" in capsys.readouterr().err
     assert main(["bench", "fpga", "--list"]) == 0
     assert "pcore_array" in capsys.readouterr().out
+    assert main(["bench", "fpga", "--board", "nosuch", "--blocks", "lane"]) == 1
+    assert "--board: unknown board 'nosuch'; boards: colorlight_i5" in capsys.readouterr().err
 
 
 @pytest.mark.sim
@@ -112,6 +115,14 @@ def test_cli_json(tmp_path, capsys):
     assert block["block"] == "te_fetch" and block["cells"]["FF"] > 0 and block["fmax_mhz"] is None
     assert block["luts"] == block["cells"]["LUT4"] + 2 * block["cells"].get("CCU2C", 0)
     assert data["config"]["vw"] == 4 and data["device"] == F.DEVICE
+    # --board starts from the board's configuration, --set still applies after it
+    assert main(["bench", "fpga", "--board", "colorlight_i5", "--set", "nt=2", "--blocks", "te_fetch",
+                 "--pnr", "never", "--json", str(out), "--build-dir", str(BUILD / "cli")]) == 0
+    assert "board colorlight_i5 configuration, NP=" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    board = get("colorlight_i5").config
+    assert data["config"]["scratch_size"] == board.scratch_size != DEFAULT.scratch_size
+    assert data["config"]["nt"] == 2
 
 
 @pytest.mark.sim
