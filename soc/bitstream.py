@@ -895,8 +895,10 @@ def config_table_markdown():
         ("PCORE lanes' rounding right shift (`pcore_shift_dsp`)",
          lambda t, c: ("DSP blocks: 3 MULT18X18D per lane" if c.pcore_shift_dsp else "fabric: 1 MULT18X18D per lane")
          if c.accelerator else "-"),
-        ("... lanes per rounding shifter (`pcore_round_share`; above 1, a slot of `mul`, `asr`, `accr` takes it + 2 clocks)",
-         lambda t, c: str(c.pcore_round_share) if c.accelerator else "-"),
+        ("... lanes per rounding shifter (`pcore_round_share`; above 1, a slot of `mul`, `asr`, `accr` takes more "
+         "clocks: `round_slot_clocks`)",
+         lambda t, c: (f"{c.pcore_round_share} ({round_slot_clocks(c.pcore_round_share)} clocks a slot)"
+                       if c.pcore_round_share > 1 else "1") if c.accelerator else "-"),
         ("... address generators' checks (`te_parallel_checks`)",
          lambda t, c: ("per candidate, registered" if c.te_parallel_checks else "from the registers")
          if c.accelerator else "-"),

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from tensorsoc.spec.config import ConfigError, SoCConfig
+from tensorsoc.spec.pcore_isa import round_slot_clocks
 from tensorsoc.spec.errors import UserError
 
 
@@ -85,6 +86,7 @@ def register(groups):
     bench.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     _config_args(bench)
     bench.add_argument("--round-share", type=int,
-                       help="lanes per rounding shifter (SoCConfig.pcore_round_share; above 1 a slot of mul, asr "
-                            "and accr takes it + 2 clocks)")
+                       help="lanes per rounding shifter S (SoCConfig.pcore_round_share; above 1 a slot of mul, "
+                            f"asr and accr takes more clocks, spec/pcore_isa.py round_slot_clocks: "
+                            f"{round_slot_clocks(4)} at S = 4, {round_slot_clocks(8)} at S = 8)")
     bench.set_defaults(func=cmd_bench)
