@@ -503,7 +503,8 @@ def cmd_bench_fpga(args):
                         "sandboxed and cannot see other folders") from None
     t0 = time.monotonic()
     progress = lambda m: print(f"[fpga-bench {time.monotonic() - t0:6.1f} s] {m}", flush=True)
-    progress(f"{'board ' + args.board + ' configuration, ' if args.board else ''}NP={config.np} NT={config.nt} VW={config.vw}, private {config.pcore_private_words} / shared "
+    origin = f"board {args.board} configuration, " if args.board else ""
+    progress(f"{origin}NP={config.np} NT={config.nt} VW={config.vw}, private {config.pcore_private_words} / shared "
              f"{config.pcore_shared_words} words, scratch {config.scratch_size // 1024} KiB, "
              f"{config.te_levels} loop levels; {DEVICE}; "
              f"blocks {', '.join(names)}; in {build_root}")
@@ -519,7 +520,7 @@ def cmd_bench_fpga(args):
         if r.pnr_note:
             print(f"  {r.block}: {r.pnr_note}")
     if args.json:
-        data = {"config": config.as_dict(), "device": DEVICE, "freq_mhz": args.freq,
+        data = {"board": args.board, "config": config.as_dict(), "device": DEVICE, "freq_mhz": args.freq,
                 "blocks": [r.as_dict() for r in results]}
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
         print(f"[fpga-bench] figures in {args.json}")

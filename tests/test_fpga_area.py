@@ -122,7 +122,7 @@ def test_cli_json(tmp_path, capsys):
     data = json.loads(out.read_text())
     board = get("colorlight_i5").config
     assert data["config"]["scratch_size"] == board.scratch_size != DEFAULT.scratch_size
-    assert data["config"]["nt"] == 2
+    assert data["config"]["nt"] == 2 and data["board"] == "colorlight_i5"
 
 
 @pytest.mark.sim
