@@ -2,8 +2,8 @@
 worth routing to the end.
 
 On the 25F with an accelerator one routing run takes from 40 minutes to
-hours, and the seeds differ by more than any change between two builds:
-the Colorlight i5's 2 x 8 x 4 netlist estimated 50.04, 53.46, 48.48 and
+hours, and the seed changes the outcome as much as a change to the
+netlist does: the Colorlight i5's 2 x 8 x 4 netlist estimated 50.04, 53.46, 48.48 and
 52.12 MHz after placement at seeds 1 to 4, and router2 left 3,652, 2,778,
 2,667 and 3,017 overused wires at iteration 50; the netlist before two
 small timing changes, which routed at seed 1, had 2,128 (docs/fpga.md,
@@ -41,8 +41,8 @@ POLL_S = 2
 PROGRESS_EVERY_S = 60
 # The nextpnr options a screen leaves out (its outputs) or sets itself.
 _DROP_WITH_VALUE = {"--textcfg", "--report", "--seed", "--write", "--sdf"}
-# nextpnr's clock nets that are not clocks of the design (the host port's
-# ripple counter, I/O): left out of the table.
+# The clocks the table keeps: nextpnr's global clock nets ($glbnet$...),
+# not the host port's ripple-counter nets or the I/O pins' own.
 _CLOCK_NET = re.compile(r"^\$glbnet\$(.+?)(?:\$TRELLIS_IO_IN)?$")
 
 
