@@ -31,12 +31,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tensorsoc.soc.bitstream import _LOG_FMAX, _ROUTER2_ITER
 from tensorsoc.soc.builder import TOP
 from tensorsoc.spec.errors import UserError
 
-_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
 _ROUTING = re.compile(r"^Info: (Routing globals|Running router)", re.M)   # placement is over
-_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz \((?:PASS|FAIL) at ([\d.]+) MHz\)")
 POLL_S = 2
 PROGRESS_EVERY_S = 60
 # The nextpnr options a screen leaves out (its outputs) or sets itself.
@@ -106,17 +105,17 @@ def _inputs(args):
 
 def parse_log(text, result):
     """Fill ``result`` from a nextpnr log read so far."""
-    result.overused = [int(m[2]) for m in _ITER.finditer(text)]
+    result.overused = [int(m[2]) for m in _ROUTER2_ITER.finditer(text)]
     if not result.placed_fmax:
         # The first "Max frequency" block is nextpnr's estimate after placement.
         first = {}
-        for m in _FMAX.finditer(text):
+        for m in _LOG_FMAX.finditer(text):
             name = _CLOCK_NET.match(m[1])
             if not name:
                 continue
             if name[1] in first:
                 break
-            first[name[1]] = (float(m[2]), float(m[3]))
+            first[name[1]] = (float(m[2]), float(m[4]))
         if first and _ROUTING.search(text):
             result.placed_fmax = first
     result.routed = "Routing complete" in text or (bool(result.overused) and result.overused[-1] == 0)
