@@ -12,9 +12,9 @@ places and starts routing a build's netlist at several seeds, a few at a
 time, stops each after ``--iterations`` router2 iterations (or when it
 has routed), and ranks the seeds by their overused wires then: minutes
 per seed instead of an hour.  The placement's wirelength (what nextpnr's
-last refinement step prints) is kept too: on the i5's netlist the seeds
-that came furthest in router2 were among the shortest placements, so
-``--max-wirelength`` stops a seed before routing when its placement is
+last refinement step prints) is kept too: on the i5's netlists the seeds
+that came furthest in router2 were among the shorter placements, so
+``--max-wirelength`` stops a seed as routing starts when its placement is
 longer, a few minutes sooner.
 
 It runs nextpnr as the build's own script does (``gateware/
@@ -361,9 +361,10 @@ def register(groups):
     p.add_argument("--iterations", type=int, default=50, help="router2 iterations per seed (default 50)")
     p.add_argument("--jobs", type=int, default=2, help="nextpnr processes at a time (default 2: one per core here)")
     p.add_argument("--max-wirelength", type=int, metavar="N",
-                   help="stop a seed once placed, before routing, when its placement's wirelength (nextpnr's "
-                        "last refinement step, the table's column) is above N: on the i5's netlist the seeds "
-                        "router2 took furthest were among the shortest placements (docs/fpga.md, "
+                   help="stop a seed as soon as it is placed and routing starts, when its placement's "
+                        "wirelength (nextpnr's last refinement step, the table's column) is above N: on the "
+                        "i5's netlists the seeds "
+                        "router2 took furthest were among the shorter placements (docs/fpga.md, "
                         "'Choosing a seed')")
     p.add_argument("--out", help="folder for the seeds' logs and hard links to the netlist (default <build>/seeds)")
     p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
