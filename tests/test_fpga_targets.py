@@ -65,8 +65,9 @@ def test_board_elaborates(name):
     has_accel = target.config.accelerator == 1
     assert ("CSR_TENSOR_ENGINE_BASE" in csr_h) == has_accel
     assert ("PCORE_BASE" in mem_h) == has_accel
-    assert ("read_verilog tsoc_pcore_lane.v" in (gw / "tensorsoc.ys").read_text()) == has_accel
-    assert (gw / "tsoc_pcore_lane.v").exists() == has_accel
+    # (tsoc_pcore_lane_sr.v: lanes sharing their rounding shifter, pcore_round_share)
+    lane_v = re.findall(r"read_verilog (tsoc_pcore_lane\w*\.v)", (gw / "tensorsoc.ys").read_text())
+    assert len(lane_v) == has_accel and all((gw / v).exists() for v in lane_v)
     assert re.search(rf"#define TSOC_ACCELERATOR\s+{target.config.accelerator}\b", config_h)
     assert re.search(rf"#define TSOC_NP\s+{target.config.np}\b", config_h)
 
@@ -117,7 +118,7 @@ def test_accelerator_in_its_own_clock_domain():
     assert {"pcore", CSR_REGION} <= set(soc.bus.regions)
     assert soc.crg.cd_accel is not None
     with pytest.raises(ConfigError, match="no accelerator"):
-        get("colorlight_i5").config.with_overrides(accel_clk_freq=75_000_000)
+        get("colorlight_i5").config.with_overrides(accelerator=0, accel_clk_freq=75_000_000)
 
 
 def test_pll_makes_the_clocks_asked_for_or_says_why_not():
@@ -323,11 +324,13 @@ def test_timing_failure_fails_the_build(monkeypatch, capsys):
     text = (build_dir / "report.txt").read_text()
     assert "FAIL" in text
     # the seed and the extra nextpnr arguments: in the script (quoted) and the report
-    assert report["seed"] == 3 and report["nextpnr_args"] == ["--router2-heatmap", "heat map"]
+    # (after the target's own, BoardTarget.nextpnr_args)
+    own = list(get("colorlight_i5").nextpnr_args)
+    assert report["seed"] == 3 and report["nextpnr_args"] == [*own, "--router2-heatmap", "heat map"]
     assert report["router"] == "router2"
-    assert "  nextpnr     seed 3, router2 --router2-heatmap heat map\n" in text
+    assert f"  nextpnr     seed 3, router2 {' '.join(own)} --router2-heatmap heat map\n" in text
     script = (build_dir / "gateware" / "build_tensorsoc.sh").read_text()
-    assert "--router router2 --router2-heatmap 'heat map'" in script and "--seed 3" in script
+    assert f"--router router2 {' '.join(own)} --router2-heatmap 'heat map'" in script and "--seed 3" in script
 
 
 def test_nextpnr_arg_may_not_repeat_the_flows_options(capsys):
@@ -354,7 +357,9 @@ def test_router_option_reaches_nextpnr_and_the_report(monkeypatch, capsys):
     status, err, build_dir = fake_build(monkeypatch, capsys, "router1", extra=["--router", "router1"])
     report = json.loads((build_dir / "report.json").read_text())
     assert report["router"] == "router1"
-    assert "  nextpnr     seed 1, router1\n" in (build_dir / "report.txt").read_text()
+    target = get("colorlight_i5")
+    assert f"  nextpnr     seed {target.seed}, router1 {' '.join(target.nextpnr_args)}\n" \
+        in (build_dir / "report.txt").read_text()
     script = (build_dir / "gateware" / "build_tensorsoc.sh").read_text()
     assert "--router router1" in script and "--router router2" not in script
 
@@ -809,6 +814,9 @@ def test_lut_delay_target_maps_for_area(monkeypatch, capsys):
     assert script[second + 1].startswith("write_json")
     assert json.loads((build_dir / "report.json").read_text())["lut_delay_target"] == 10000
     assert "abc9 delay target 10000 ps" in (build_dir / "report.txt").read_text()
+    # a target without a delay target of its own: synth_ecp5 alone
+    from tensorsoc.soc.targets import TARGETS
+    monkeypatch.setitem(TARGETS, "colorlight_i5", dataclasses.replace(TARGETS["colorlight_i5"], lut_delay_target=0))
     status, err, build_dir = fake_build(monkeypatch, capsys, "lut-default", fmax=met)
     assert status == 0, err
     synth = [line for line in (build_dir / "gateware" / "tensorsoc.ys").read_text().splitlines()
@@ -817,7 +825,6 @@ def test_lut_delay_target_maps_for_area(monkeypatch, capsys):
     status, err, _ = fake_build(monkeypatch, capsys, "lut-bad", extra=["--lut-delay-target", "-5"])
     assert status != 0 and "--lut-delay-target -5" in err
     # Without the option the target's own (BoardTarget.lut_delay_target); 0 overrides it.
-    from tensorsoc.soc.targets import TARGETS
     monkeypatch.setitem(TARGETS, "colorlight_i5", dataclasses.replace(TARGETS["colorlight_i5"], lut_delay_target=12000))
     status, err, build_dir = fake_build(monkeypatch, capsys, "lut-target", fmax=met)
     assert status == 0, err

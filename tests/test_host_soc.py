@@ -48,6 +48,9 @@ ACCEL_CLK_FREQ = 137_000_000       # the second build's accelerator clock (sys: 
 ACCEL_MODELS = "mlp,cnn_instructions,relu_cnn3"
 SPI_MODELS = "mlp,cnn_instructions"
 QPI_MODELS = "relu_cnn3"
+# The Colorlight i5 target's VW = 4: cnn_instructions' stream padding (5) is
+# for VW = 8 and does not compile there (nor LeNet-5's nor the default model's).
+I5_MODELS = "mlp,relu_cnn3"
 FAST = {"TSOC_HOST_PATH": "fast"}
 PINS = {"TSOC_HOST_PATH": "pins"}
 
@@ -109,9 +112,10 @@ def test_host_port_msb_first_build():
 
 
 def test_host_port_colorlight_i5_accelerator_build():
-    """A third SoC build: the accelerator the Colorlight i5 is to carry
-    (``soc/targets/colorlight_i5.py``, ``ACCEL_CONFIG``: one PCORE of 8
-    lanes, four loop levels (two for a destination), no vector path, a 32-word instruction queue,
+    """A third SoC build: the Colorlight i5 target's configuration
+    (``soc/targets/colorlight_i5.py``: two PCOREs of 8 threads x 4 lanes
+    sharing a rounding shifter per four lanes, four loop levels (two for a destination), no vector
+    path, a 32-word instruction queue,
     no activity trace (the firmware says so under TE_TRACE),
     the VexRiscv ``minimal`` with the firmware compiled for rv32i, a 24 KiB
     ROM, one shared bus with the CPU's fetches gapped, no sensor port,
@@ -123,22 +127,23 @@ def test_host_port_colorlight_i5_accelerator_build():
     needs an SCLK period of an even number of sys clocks, and the tests'
     SCLK is 50 MHz, the i5's sys.)"""
     from tensorsoc.soc.builder import ROOT, SimBuild
-    from tensorsoc.soc.targets.colorlight_i5 import ACCEL_CONFIG, ACCEL_CPU_VARIANT
+    from tensorsoc.soc.targets import get
     from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
-    config = ACCEL_CONFIG.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
-    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5", log=lambda *_: None, cpu_variant=ACCEL_CPU_VARIANT)
+    target = get("colorlight_i5")
+    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
+    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5", log=lambda *_: None, cpu_variant=target.cpu_variant)
     testcase = I5_CASES
     # The VexRiscv minimal has no caches and no multiplier: relu_cnn3's 27 KiB
     # WModel did not finish within the tests' 20 ms, and the inferences take
     # 1.25-1.57x the standard variant's cycles (the MLP in software 24x), so
     # the device's waits are ten times the others'.
-    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": ACCEL_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
+    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
     cases = run_host_tests(build, "i5_fast_qpi", env, testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
 
 
 def test_host_port_colorlight_i5_accelerator_on_its_sdram():
-    """The i5's accelerator build as the board has it: main RAM in its SDRAM
+    """The i5 target's build as the board has it: main RAM in its SDRAM
     (LiteDRAM's controller and Wishbone bridge, no L2 cache, the SDRAM's
     timings; ``--sdram colorlight_i5``) on the shared bus, so main RAM
     answers through ``RegisteredResponse`` (soc/tensorsoc.py,
@@ -146,13 +151,14 @@ def test_host_port_colorlight_i5_accelerator_on_its_sdram():
     path in QPI, every layer on the accelerator and bit-exact.  (The cases
     that peek the integrated main RAM run on the build above.)"""
     from tensorsoc.soc.builder import ROOT, SimBuild, parse_sim_sdram
-    from tensorsoc.soc.targets.colorlight_i5 import ACCEL_CONFIG, ACCEL_CPU_VARIANT
+    from tensorsoc.soc.targets import get
     from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
-    config = ACCEL_CONFIG.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
+    target = get("colorlight_i5")
+    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
     build = SimBuild(config, ROOT / "build" / "test" / "soc-i5-sdram", log=lambda *_: None,
-                     cpu_variant=ACCEL_CPU_VARIANT, sdram=parse_sim_sdram("colorlight_i5"))
+                     cpu_variant=target.cpu_variant, sdram=parse_sim_sdram("colorlight_i5"))
     testcase = ["rid_and_spec", "example_models_bit_exact"]
-    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": ACCEL_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
+    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
     cases = run_host_tests(build, "i5_sdram_fast_qpi", env, testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
     assert "main_ram_reg" in (build.gateware_dir / "tensorsoc.v").read_text()
