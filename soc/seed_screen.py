@@ -363,9 +363,8 @@ def register(groups):
     p.add_argument("--max-wirelength", type=int, metavar="N",
                    help="stop a seed as soon as it is placed and routing starts, when its placement's "
                         "wirelength (nextpnr's last refinement step, the table's column) is above N: on the "
-                        "i5's netlists the seeds "
-                        "router2 took furthest were among the shorter placements (docs/fpga.md, "
-                        "'Choosing a seed')")
+                        "i5's netlists the seeds router2 took furthest were among the shorter placements "
+                        "(docs/fpga.md, 'Choosing a seed')")
     p.add_argument("--out", help="folder for the seeds' logs and hard links to the netlist (default <build>/seeds)")
     p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
     p.set_defaults(func=cmd_bench_seeds)

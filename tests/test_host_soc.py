@@ -113,8 +113,8 @@ def test_host_port_msb_first_build():
 
 def test_host_port_colorlight_i5_accelerator_build():
     """A third SoC build: the Colorlight i5 target's configuration
-    (``soc/targets/colorlight_i5.py``: two PCOREs of 8 threads x 4 lanes
-    sharing a rounding shifter per four lanes, four loop levels (two for a destination), no vector
+    (``soc/targets/colorlight_i5.py``: one PCORE of 8 threads x 4 lanes
+    sharing one rounding shifter, four loop levels (two for a destination), no vector
     path, a 32-word instruction queue,
     no activity trace (the firmware says so under TE_TRACE),
     the VexRiscv ``minimal`` with the firmware compiled for rv32i, a 24 KiB
