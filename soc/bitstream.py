@@ -971,7 +971,7 @@ def cmd_bitstream(args):
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
             return 0
         build.build()
-    except (BuildError, TargetError) as e:
+    except TargetError as e:     # (a BuildError is a UserError already)
         raise UserError(str(e)) from None
     print(f"[fpga] bitstream: {build.bitstream.relative_to(ROOT)}")
     return 0

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tensorsoc.spec.config import SoCConfig, DEFAULT
+from tensorsoc.spec.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE_DIR = ROOT / "sw" / "firmware"
@@ -39,8 +40,9 @@ TOP = "tensorsoc"
 _DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 
 
-class BuildError(RuntimeError):
-    pass
+class BuildError(UserError, RuntimeError):
+    """A build step failed or was given a bad option: a UserError, so every
+    `tsoc` command prints it as one line without a traceback."""
 
 
 def venv_tool(package, path=None):

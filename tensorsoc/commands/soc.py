@@ -12,7 +12,7 @@ MEMORY_FIELDS = ("main_ram_size", "model_window_size", "tensor_window_size", "se
 
 def _sim_build(args):
     """The SimBuild the arguments name (configuration, --sdram, --build-dir)."""
-    from tensorsoc.soc.builder import SimBuild, BuildError, parse_sim_sdram, sim_sdram_board
+    from tensorsoc.soc.builder import SimBuild, parse_sim_sdram, sim_sdram_board
     from tensorsoc.soc.targets import TARGETS
     base = DEFAULT
     if getattr(args, "sdram", None) and sim_sdram_board(args.sdram):
@@ -21,12 +21,8 @@ def _sim_build(args):
         board = TARGETS[sim_sdram_board(args.sdram)].config
         base = DEFAULT.with_overrides(**{f: getattr(board, f) for f in MEMORY_FIELDS})
     config = base.with_settings(args.set)        # a bad --set raises ConfigError, a UserError
-    try:
-        sdram = parse_sim_sdram(args.sdram) if getattr(args, "sdram", None) else None
-        return SimBuild(config, args.build_dir, sdram=sdram,
-                        cpu_variant=getattr(args, "cpu_variant", None) or "standard")
-    except BuildError as e:
-        raise UserError(str(e))
+    sdram = parse_sim_sdram(args.sdram) if getattr(args, "sdram", None) else None   # BuildError: a UserError
+    return SimBuild(config, args.build_dir, sdram=sdram, cpu_variant=getattr(args, "cpu_variant", None) or "standard")
 
 
 def _add_config_args(p):
@@ -47,12 +43,8 @@ def _add_config_args(p):
 
 
 def cmd_generate(args):
-    from tensorsoc.soc.builder import BuildError
     build = _sim_build(args)
-    try:
-        build.generate()
-    except BuildError as e:
-        raise UserError(str(e))
+    build.generate()
     print(f"[soc] Verilog: {build.verilog}")
     return 0
 
@@ -82,13 +74,9 @@ def cmd_sim(args):
 
 def _sim_firmware_only(build, args):
     """The C++ harness: the firmware boots and exits; no host."""
-    from tensorsoc.soc.builder import BuildError
     t0 = time.monotonic()
-    try:
-        build.generate()
-        build.build_simulator()
-    except BuildError as e:
-        raise UserError(str(e))
+    build.generate()
+    build.build_simulator()
     print(f"[sim] build: {time.monotonic() - t0:.1f} s; running {build.simulator.name} (no host: the firmware "
           f"exits after its boot checks)" + (f", waveform {args.trace}" if args.trace else ""), flush=True)
     run_dir = None
@@ -159,8 +147,8 @@ def _sim_through_host_port(build, args):
     print(f"[sim] building the SoC and its simulator{' (with waveforms)' if waves else ''}...", flush=True)
     try:
         runner = cocotb_build(build, waves=waves)
-    except BuildError as e:
-        raise UserError(str(e))
+    except BuildError:       # a UserError with its own message
+        raise
     except Exception as e:   # the runner's build failed: its log says why
         raise UserError(f"simulator build failed ({e}); see {build.build_dir}/cocotb*/build.log")
     memtest = (", no boot memory test" if args.skip_memtest else
