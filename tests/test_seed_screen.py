@@ -124,6 +124,40 @@ def test_max_wirelength_stops_long_placements_before_routing(gateware, monkeypat
     assert not results[0].stopped.startswith("stopped after placement")
 
 
+def test_gates_stop_a_seed_that_falls_behind(gateware, monkeypatch):
+    """--gates: a seed whose fewest overused wires by a gate's iteration are
+    above its number is stopped there; one that keeps up runs on."""
+    gw, fake = gateware
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    results = S.Screen(gw, [1, 2], iterations=8, jobs=2, nextpnr=str(fake), log=lambda _: None,
+                       gates=[(4, 1600)]).run()
+    by_seed = {r.seed: r for r in results}
+    # seed 1: 7000 // k, fewest 1750 by iteration 4; seed 2: 6000 // k, 1500
+    r1 = by_seed[1]
+    assert 4 <= len(r1.overused) < 8 and not r1.routed
+    assert r1.stopped.endswith("fewest 1750 by iteration 4 > 1600 (--gates)")
+    assert by_seed[2].at(8) == 6000 // 8 and not by_seed[2].stopped
+    assert [r.seed for r in S.rank(results, 8)] == [2, 1]
+    last = S.table_text(results, 8).splitlines()[-1]
+    assert last.startswith("| 1 |") and last.endswith(f"| {r1.overused[-1]} ({len(r1.overused)}) |")
+
+
+def test_until_routed_ends_the_screen_at_the_first_routed_seed(gateware, monkeypatch):
+    gw, fake = gateware
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    lines = []
+    t0 = time.monotonic()
+    # seed 1 would run the 100,000 iterations (about half an hour); seed 3 routes at iteration 6
+    results = S.Screen(gw, [1, 3, 2], iterations=100000, jobs=2, nextpnr=str(fake), log=lines.append,
+                       until_routed=True).run()
+    assert time.monotonic() - t0 < 60
+    by_seed = {r.seed: r for r in results}
+    assert sorted(by_seed) == [1, 3]
+    assert by_seed[3].routed and by_seed[1].stopped == "stopped: seed 3 routed (--until-routed)"
+    assert any("seed 3 routed: seeds 2 not run (--until-routed)" in ln for ln in lines)
+    assert S.table_text(results, 100000).splitlines()[2].startswith("| 3 |")
+
+
 def test_cli(gateware, monkeypatch, capsys, tmp_path):
     from tensorsoc.cli import main
     gw, fake = gateware
@@ -159,6 +193,10 @@ def test_errors(tmp_path, capsys):
     assert "--iterations 0: must be at least 1" in capsys.readouterr().err
     assert main(["bench", "seeds", str(tmp_path), "--max-wirelength", "0"]) == 1
     assert "--max-wirelength 0: must be at least 1" in capsys.readouterr().err
+    for bad in ("50", "x:1", "0:10", "50:-1", "50:1:2"):
+        assert main(["bench", "seeds", str(tmp_path), "--gates", bad]) == 1
+        assert f"--gates {bad!r}: expected ITERATION:OVERUSED pairs" in capsys.readouterr().err
+    assert S.parse_gates("100:2000, 50:2450,") == [(50, 2450), (100, 2000)]
 
 
 def test_yosys_runs_first_when_the_netlist_is_missing(gateware, tmp_path):
