@@ -111,8 +111,6 @@ def _inputs(args):
     return [args[i + 1] for i, a in enumerate(args) if a in ("--json", "--lpf")]
 
 
-
-
 def parse_log(text, result):
     """Fill ``result`` from a nextpnr log read so far."""
     result.overused = [int(m[2]) for m in ROUTER2_ITER.finditer(text)]
