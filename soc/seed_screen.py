@@ -202,6 +202,15 @@ class Screen:
             run["proc"].wait()
         run["logf"].close()
 
+    def _finish(self, run, now, running, done):
+        """Stop ``run``'s nextpnr and move its result from running to done."""
+        r = run["result"]
+        r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
+        self._stop(run)
+        running.remove(run)
+        done.append(r)
+        self.log(f"[seeds] seed {r.seed}: {summary(r)}")
+
     def behind(self, r):
         """Why seed ``r`` falls behind the gates, or None: its fewest overused
         wires up to a gate's iteration are above the gate's number."""
@@ -238,24 +247,14 @@ class Screen:
                     if len(r.overused) >= self.iterations or r.routed or ended or too_long or behind:
                         del r.overused[self.iterations:]     # (the log may have run on between two polls)
                         r.routed = r.routed and len(r.overused) > 0 and r.overused[-1] == 0
-                        if ended and not too_long and not behind and not r.routed \
-                                and len(r.overused) < self.iterations:
+                        if ended and not r.stopped and not r.routed and len(r.overused) < self.iterations:
                             r.stopped = f"nextpnr ended (exit status {run['proc'].returncode}) at iteration " \
                                         f"{len(r.overused)}; see {run['log']}"
-                        r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
-                        self._stop(run)
-                        running.remove(run)
-                        done.append(r)
-                        self.log(f"[seeds] seed {r.seed}: {summary(r)}")
+                        self._finish(run, now, running, done)
                         if r.routed and self.until_routed:
-                            for other in running:
+                            for other in list(running):
                                 other["result"].stopped = f"stopped: seed {r.seed} routed (--until-routed)"
-                                if other["route_t0"] is not None:
-                                    other["result"].route_s = now - other["route_t0"]
-                                self._stop(other)
-                                done.append(other["result"])
-                                self.log(f"[seeds] seed {other['seed']}: {summary(other['result'])}")
-                            running.clear()
+                                self._finish(other, now, running, done)
                             if pending:
                                 self.log(f"[seeds] seed {r.seed} routed: seeds {', '.join(map(str, pending))} "
                                          f"not run (--until-routed)")
