@@ -825,6 +825,8 @@ def option_notes(cfg):
             notes.append("the address generators' checks from their registers (te_parallel_checks=0)")
         if not cfg.get("pcore_stats", 1):
             notes.append("no PCORE statistics registers (pcore_stats=0)")
+        if cfg.get("pcore_processes", 2) == 1:
+            notes.append("one process space: the engine waits for each kernel (pcore_processes=1)")
     if cfg.get("bus_shared"):
         notes.append("one shared bus")
     if not cfg.get("host_sensor", 1):
@@ -897,6 +899,8 @@ def config_table_markdown():
         ("... address generators' checks (`te_parallel_checks`)",
          lambda t, c: ("per candidate, registered" if c.te_parallel_checks else "from the registers")
          if c.accelerator else "-"),
+        ("PCORE process spaces (`pcore_processes`; 1: no load or store beside a kernel)",
+         lambda t, c: str(c.pcore_processes) if c.accelerator else "-"),
         ("PCORE statistics registers CYCLES, VOPS, MACS (`pcore_stats`)",
          lambda t, c: ("yes" if c.pcore_stats else "no") if c.accelerator else "-"),
         ("TensorEngine vector path (`te_vector_path`)",

@@ -45,6 +45,17 @@ class SoCConfig:
     pcore_private_words: int = 512       # per thread and per process space, 16-bit elements
     pcore_shared_words: int = 4096       # per PCORE and per process space, 16-bit elements
     pcore_imem_words: int = 1024         # PCORE instruction memory (32-bit words), shared by the array's PCOREs
+    # Process spaces of each PCORE's data memories (2 or 1).  2: two copies
+    # of the private and shared memories, and the TensorEngine reaches the
+    # one a kernel does not run on, so that the model compiler's schedule
+    # loads and stores one pass while the kernel of the other runs.  1: one
+    # copy; a transfer to or from a PCORE waits for the running kernel, the
+    # model compiler runs the passes one after the other, and an instruction
+    # of process 1 sets DECODE.  Half the data block RAMs of a PCORE and the
+    # process multiplexers of its read data: about 320 LUT positions per
+    # PCORE on an ECP5 at VW = 4, for the Colorlight i5's two PCOREs
+    # (docs/fpga.md, "One process space").
+    pcore_processes: int = 2
     # 1: each lane's rounding right shift (mul, asr, accr) is a product in two
     # more multipliers, (x' * m + 2**15) >> 16, instead of a shifter in the
     # fabric: 3 MULT18X18D per lane instead of 1 and about 120 fewer LUTs
@@ -215,6 +226,9 @@ class SoCConfig:
         if not _is_pow2(self.pcore_imem_words) or not 16 <= self.pcore_imem_words <= 1 << LOOP_END_BITS:
             raise ConfigError(f"pcore_imem_words={self.pcore_imem_words}: must be a power of 2 from 16 to "
                               f"{1 << LOOP_END_BITS} (a loop's end address has {LOOP_END_BITS} bits)")
+        if self.pcore_processes not in (1, 2):
+            raise ConfigError(f"pcore_processes={self.pcore_processes}: a PCORE's data memories have 2 process "
+                              f"spaces (the engine loads one while a kernel runs on the other) or 1")
         if self.accelerator not in (0, 1):
             raise ConfigError(f"accelerator={self.accelerator}: must be 0 (MCORE only) or 1")
         if self.pcore_shift_dsp not in (0, 1):
@@ -298,8 +312,8 @@ class SoCConfig:
     @property
     def tile_memory_bytes(self):
         """Data memory of one PCORE (a *tile*): its threads' private memories
-        and its shared memory, both process spaces, 16-bit elements."""
-        return 2 * 2 * (self.nt * self.pcore_private_words + self.pcore_shared_words)
+        and its shared memory, in each of its process spaces, 16-bit elements."""
+        return 2 * self.pcore_processes * (self.nt * self.pcore_private_words + self.pcore_shared_words)
 
     def rspec(self):
         """What RSpec reports of the hardware (docs/host_protocol.md, RSpec):

@@ -97,7 +97,7 @@ DTYPES = {           # name: (value, bits, signed, C macro used by the guide)
 ERRORS = {           # name: (bit, meaning) -- the error-flag word of the runtime and of the engine
     "COUNT": (0, "source and destination element counts differ, or one reaches 2**32 (transfer not executed)"),
     "RANGE": (1, "an in-bound element addresses memory outside the physical space (treated as out of bound)"),
-    "DECODE": (2, "malformed instruction: bad opcode, space, data type, level count (0, or more than the engine's `SoCConfig.te_levels`, at most 8) or length (instruction skipped)"),
+    "DECODE": (2, "malformed instruction: bad opcode, space, data type, level count (0, or more than the engine's `SoCConfig.te_levels`, at most 8) or length, or process 1 where the PCOREs have one process space (`SoCConfig.pcore_processes`) (instruction skipped)"),
     "SPEC": (3, "bad range at run time: stride 0, empty range or more than MAX_LEVELS levels (transfer not issued)"),
     "CAST": (4, "dimension cast holds more elements than the declared variable (transfer not issued)"),
     "QUEUE": (5, "the engine reported a CALLBACK tag the runtime did not allocate"),

@@ -49,6 +49,8 @@ def test_default_is_valid_and_exported_to_c():
     ("host_sensor", 2, "must be 1 .the sensor port. or 0 .none: Acquire answers SENSOR."),
     ("csr_readback", 2, "must be 1 .write-only control registers read back their value. or 0 .they read as 0."),
     ("pcore_stats", 2, "must be 1 .the PCORE array's CYCLES, VOPS and MACS registers. or 0 .none."),
+    ("pcore_processes", 0, "2 process spaces .the engine loads one while a kernel runs on the other. or 1"),
+    ("pcore_processes", 3, "2 process spaces .* or 1"),
 ])
 def test_bad_values_are_rejected_with_the_field_named(field, value, msg):
     with pytest.raises(ConfigError, match=f"{field}={value}.*{msg}"):
@@ -248,3 +250,14 @@ def test_destination_levels_default_to_the_source_levels():
     assert SoCConfig(te_levels=4, te_dst_levels=2).dst_levels == 2
     with pytest.raises(ConfigError, match="te_dst_levels=5: .* or 2 to te_levels=4"):
         SoCConfig(te_levels=4, te_dst_levels=5)
+
+
+def test_rspec_counts_the_process_spaces_a_pcore_has():
+    """RSpec's internal memory per tile is one PCORE's data memories in each
+    of its process spaces: one space (pcore_processes=1) is half of two, in
+    the SoC's answer and in the host library's device model alike."""
+    from tensorsoc.verification.host.device_model import expected_rspec
+    two = SoCConfig(np=2, nt=8, vw=4, pcore_private_words=256, pcore_shared_words=1024)
+    one = two.with_overrides(pcore_processes=1)
+    assert two.rspec()["internal_kib"] == 2 * one.rspec()["internal_kib"] == (8 * 256 + 1024) * 2 * 2 // 1024
+    assert expected_rspec(one) == one.rspec() and expected_rspec(two) == two.rspec()

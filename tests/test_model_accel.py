@@ -109,6 +109,60 @@ def _every_example_layer_accelerated(cfg):
         assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), (path.stem, res)
 
 
+def test_one_process_space_carries_every_layer(tmp_path):
+    """PCOREs of one process space (pcore_processes=1; the Colorlight i5's
+    two PCOREs of four lanes): every layer of the example models that
+    compile at VW = 4 (cnn_instructions' and LeNet-5's stream padding is
+    for VW = 8), of the bench models and of the digits CNN imported for
+    that configuration accelerated and bit-exact on the reference
+    executor, which keeps one memory for all passes as the hardware does
+    and refuses a process-1 instruction (DECODE).  Every instruction is of
+    process 0, and no two kernels run without a transfer between them
+    unless they are the K tiles of one dot product (each pass's store
+    follows its kernels, before the next pass's loads)."""
+    from tensorsoc import onnx_import as OI
+    import numpy as np
+    cfg = SoCConfig().with_overrides(np=2, nt=8, vw=4, scratch_size=8192, pcore_private_words=256,
+                                     pcore_shared_words=1024, te_levels=4, te_dst_levels=2, te_dst_overlap=0,
+                                     te_ovl_bits=24, pcore_processes=1)
+    digits = EXAMPLES[0].parent / "digits"
+    imported = OI.import_onnx(digits / "digits_cnn.onnx", tmp_path / "digits_cnn.yaml", cfg,
+                              calibrate=np.load(digits / "calib_x.npy")).model
+    models = [load_model(EXAMPLES[0].parent / f"{name}.yaml", cfg) for name in ("mlp", "relu_cnn3", "wide_cnn")]
+    models += [load_model(p, cfg) for p in BENCH] + [imported]
+    kernels = set()
+    for model in models:
+        res = reference_check(model, cfg)
+        assert res and all(not isinstance(p, str) and ok for p, ok in res.values()), res
+        for prog, _ok in res.values():
+            kernels.add(prog.kernel.split(".")[0])
+            assert {getattr(i, "process", 0) for i in prog.instrs} == {0}
+    assert {"convolution", "linear", "maxpool"} <= kernels
+
+
+def test_one_process_space_needs_its_own_schedule(monkeypatch):
+    """The two-space schedule (each pass's store queued after the next
+    pass's kernel) on PCOREs of one process space stores results that the
+    next pass has overwritten: the reference executor, which keeps one
+    memory as the hardware does, catches it."""
+    import dataclasses
+    cfg = SoCConfig().with_overrides(np=2, nt=8, vw=4, pcore_private_words=256, pcore_shared_words=1024,
+                                     pcore_processes=1)
+    orig = accel.schedule
+
+    def two_space_order(steps, prologue, exe, processes=2):
+        on0 = [dataclasses.replace(
+            st, loads=lambda p, f=st.loads: f(0), store=st.store and (lambda p, f=st.store: f(0)),
+            shared=st.shared and (st.shared[0], lambda p, f=st.shared[1]: f(0))) for st in steps]
+        return orig(on0, prologue, lambda f, p, n: exe(f, 0, n), 2)
+
+    model = load_model(EXAMPLES[0].parent / "relu_cnn3.yaml", cfg)
+    assert all(ok for _p, ok in reference_check(model, cfg).values())
+    monkeypatch.setattr(accel, "schedule", two_space_order)
+    res = reference_check(model, cfg)
+    assert not all(ok for _p, ok in res.values())
+
+
 def test_four_loop_levels_carry_every_example_layer():
     """The boards' TensorEngine (te_levels=4): every layer of every example
     model is still accelerated and bit-exact on the reference executor,

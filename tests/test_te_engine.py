@@ -81,7 +81,21 @@ def test_engine_drives_the_real_pcore_array():
     by the engine, transfers overlapping the other space's kernel; DDR equals
     the executor + PCORE ISS."""
     from tensorsoc.verification.te.run import run
-    tests, fails, results = run(module="tensorsoc.verification.te.test_array", array="real")
+    tests, fails, results = run(module="tensorsoc.verification.te.test_array", array="real",
+                                testcases=["kernels_on_both_process_spaces"])
+    assert tests == 1 and fails == 0, f"see {results}"
+
+
+@pytest.mark.sim
+def test_engine_waits_for_the_kernel_on_one_process_space():
+    """PCOREs of one process space (pcore_processes=1): the loads queued
+    right after an EXE and the store after it wait for the kernel (the
+    array's ready), bit-exact with the executor + PCORE ISS; a transfer and
+    an EXE of process 1 set DECODE and are skipped."""
+    from tensorsoc.verification.te.run import run, test_config
+    config = test_config().with_overrides(pcore_processes=1)
+    tests, fails, results = run(config, module="tensorsoc.verification.te.test_array", array="real",
+                                testcases=["kernels_on_one_process_space"])
     assert tests == 1 and fails == 0, f"see {results}"
 
 

@@ -22,7 +22,10 @@ class PCOREArrayCore(Module):
     * ``te.rd_valid``/``te.rd_ready``, ``te.wr_valid``/``te.wr_ready``: a
       channel's command is taken when both are high.  A channel's ``ready``
       is low while a kernel runs on its ``process``: the other process space
-      stays accessible.
+      stays accessible.  With one process space
+      (``SoCConfig.pcore_processes = 1``) ``ready`` is low while any kernel
+      runs, and ``process`` is ignored (the engine's decoder refuses a
+      process-1 instruction).
     * Per channel (``rd_``/``wr_``): ``process`` (0/1), ``shared`` (0 private
       / 1 shared), ``pcore``, ``thread`` (ignored for shared), ``addr``:
       vector-word address (element address / VW) in that space.
@@ -48,6 +51,7 @@ class PCOREArrayCore(Module):
         self.imem_words = imem_words
         addr_bits = max(config.pcore_private_words // vw, config.pcore_shared_words // vw).bit_length()
         self.te = te = TEPort(np, nt, vw, addr_bits)
+        te.processes = config.pcore_processes
         self.start_valid = Signal()
         self.start_ready = Signal()
         self.start_func = Signal(32)
@@ -70,9 +74,14 @@ class PCOREArrayCore(Module):
             If((f_np == 0) | (f_np > np), seq.start_np.eq(np)).Else(seq.start_np.eq(f_np)),
             If((f_nt == 0) | (f_nt > nt), seq.start_nt.eq(nt)).Else(seq.start_nt.eq(f_nt)),
             self.busy.eq(Mux(seq.running, Mux(seq.process, 0b10, 0b01), 0)),
-            te.rd_ready.eq(~Mux(te.rd_process, self.busy[1], self.busy[0])),
-            te.wr_ready.eq(~Mux(te.wr_process, self.busy[1], self.busy[0])),
         ]
+        if config.pcore_processes > 1:
+            self.comb += [
+                te.rd_ready.eq(~Mux(te.rd_process, self.busy[1], self.busy[0])),
+                te.wr_ready.eq(~Mux(te.wr_process, self.busy[1], self.busy[0])),
+            ]
+        else:       # one process space: the engine waits for any kernel
+            self.comb += [te.rd_ready.eq(~seq.running), te.wr_ready.eq(~seq.running)]
 
         self.pcores = []
         for p in range(np):

@@ -80,6 +80,9 @@ class TEPort:
     ignored), the same word, thread and lanes in each."""
 
     CHANNEL = ("valid", "process", "shared", "pcore", "thread", "addr")
+    # The PCOREs' process spaces (SoCConfig.pcore_processes): the array sets
+    # it on its port; each PCORE has that many banks of each memory.
+    processes = 2
     # Driven by the TensorEngine / by the array.
     OUT = (tuple("rd_" + n for n in CHANNEL) + tuple("wr_" + n for n in CHANNEL)
            + ("wdata", "wmask", "wr_bcast"))
@@ -118,6 +121,17 @@ class TEPort:
         """Expression: a write command addresses PCORE ``index`` (its
         ``wr_bcast`` bit, else ``wr_pcore``); valid/ready not included."""
         return Mux(self.wr_bcast != 0, self.wr_bcast[index], self.wr_pcore == index)
+
+
+def _in_space(te, process, q):
+    """``process`` selects bank ``q`` of a memory.  With one process space
+    (``te.processes`` = SoCConfig.pcore_processes = 1) there is one bank of
+    each memory, and the engine's decoder refuses a process-1 instruction
+    (DECODE).  (The number comes with the port, not as a parameter or a
+    closure of PCore's constructor: a new local variable there renumbers
+    its closure cells, from whose numbers Migen's naming takes some
+    signals' names, and every board's netlist would change.)"""
+    return (process == q) if te.processes > 1 else 1
 
 
 class PCore(Module):
@@ -256,29 +270,29 @@ class PCore(Module):
         # (docs/tensor_engine.md); kernels write only their own process
         # space, which the engine's ready keeps it out of, so a landing
         # write never meets a kernel's.
-        tw_priv = Signal(2)      # a TensorEngine write lands in private bank q
-        tw_shr = Signal(2)       # ... in shared bank q
+        tw_priv = Signal(te.processes)      # a TensorEngine write lands in private bank q
+        tw_shr = Signal(te.processes)       # ... in shared bank q
         tw_padr = Signal(_bits(nt * pwords))
         tw_sadr = Signal(_bits(swords))
         tw_dat = Signal(W * vw)
         tw_mask = Signal(vw)
         self.sync += [
-            [tw_priv[q].eq(te_wr_hit & ~te.wr_shared & (te.wr_process == q)) for q in range(2)],
-            [tw_shr[q].eq(te_wr_hit & te.wr_shared & (te.wr_process == q)) for q in range(2)],
+            [tw_priv[q].eq(te_wr_hit & ~te.wr_shared & _in_space(te, te.wr_process, q)) for q in range(te.processes)],
+            [tw_shr[q].eq(te_wr_hit & te.wr_shared & _in_space(te, te.wr_process, q)) for q in range(te.processes)],
             # (no clock enable: the command's fields are registered every
             # clock, so the select above is the only flip-flop the engine's
             # write decision reaches; yosys shares these between PCOREs)
             tw_padr.eq(te_adr(te.wr_thread, te.wr_addr)), tw_sadr.eq(te.wr_addr[:_bits(swords)]),
             tw_dat.eq(te.wdata), tw_mask.eq(te.wmask),
         ]
-        for q in range(2):
+        for q in range(te.processes):
             mem = Memory(W * vw, nt * pwords, name=f"pcore{index}_private{q}")
             rd = mem.get_port(mode=READ_FIRST)
             wr = mem.get_port(write_capable=True, we_granularity=W)
             self.specials += mem, rd, wr
             own = Signal(name=f"own_private{q}")
             self.comb += [
-                own.eq(seq.running & (seq.process == q)),
+                own.eq(seq.running & _in_space(te, seq.process, q)),
                 rd.adr.eq(Mux(own, tid * pwords + waddr(priv_addr, pwords), te_adr(te.rd_thread, te.rd_addr))),
                 If(tw_priv[q],
                     wr.adr.eq(tw_padr),
@@ -291,32 +305,35 @@ class PCore(Module):
                 ),
             ]
             te_priv_rd.append(rd.dat_r)
-            self.comb += If(seq.process == q, priv.eq(rd.dat_r))
+            self.comb += If(_in_space(te, seq.process, q), priv.eq(rd.dat_r))
 
         # Shared memory banks (kernels read, the TensorEngine reads and writes).
         shr = Signal(W * vw)
         te_shr_rd = []
         shr_addr = source_addr((isa.K_SHR, isa.K_SHRB))
-        for q in range(2):
+        for q in range(te.processes):
             mem = Memory(W * vw, swords, name=f"pcore{index}_shared{q}")
             rd = mem.get_port(mode=READ_FIRST)
             wr = mem.get_port(write_capable=True, we_granularity=W)
             self.specials += mem, rd, wr
             own = Signal(name=f"own_shared{q}")
             self.comb += [
-                own.eq(seq.running & (seq.process == q)),
+                own.eq(seq.running & _in_space(te, seq.process, q)),
                 rd.adr.eq(Mux(own, waddr(shr_addr, swords), te.rd_addr[:_bits(swords)])),
                 wr.adr.eq(tw_sadr),
                 wr.dat_w.eq(tw_dat),
                 wr.we.eq(Replicate(tw_shr[q], len(wr.we)) & tw_mask),
             ]
             te_shr_rd.append(rd.dat_r)
-            self.comb += If(seq.process == q, shr.eq(rd.dat_r))
+            self.comb += If(_in_space(te, seq.process, q), shr.eq(rd.dat_r))
 
-        self.comb += Case(Cat(te_rd_process, te_rd_shared), {
-            0: self.te_rdata.eq(te_priv_rd[0]), 1: self.te_rdata.eq(te_priv_rd[1]),
-            2: self.te_rdata.eq(te_shr_rd[0]), 3: self.te_rdata.eq(te_shr_rd[1]),
-        })
+        if te.processes > 1:
+            self.comb += Case(Cat(te_rd_process, te_rd_shared), {
+                0: self.te_rdata.eq(te_priv_rd[0]), 1: self.te_rdata.eq(te_priv_rd[1]),
+                2: self.te_rdata.eq(te_shr_rd[0]), 3: self.te_rdata.eq(te_shr_rd[1]),
+            })
+        else:
+            self.comb += self.te_rdata.eq(Mux(te_rd_shared, te_shr_rd[0], te_priv_rd[0]))
 
         # Per-thread state: vector registers, accumulator, flags.
         vrf = Memory(W * vw, nt * isa.NUM_VREGS, name=f"pcore{index}_vregs")

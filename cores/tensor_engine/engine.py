@@ -11,6 +11,8 @@ Data path of a TRANSFER::
 Instructions run in queue order.  EXE starts a kernel and the engine moves on:
 a later PCORE access to the kernel's process space waits on the array's
 ``te.rd_ready``/``te.wr_ready``; the other process space stays accessible.
+With one process space (``SoCConfig.pcore_processes = 1``) every PCORE access
+waits for the running kernel, and an instruction of process 1 sets DECODE.
 """
 
 from functools import reduce
@@ -151,6 +153,17 @@ class RangeCheck(Module):
                 SPACE["PCORE_SHARED"]: self.ok.eq(below_const(addr, shared_words)),
                 "default": self.ok.eq(below_const(addr, isa.SPU_PROGRAMS * isa.SPU_LOOKUP_SIZE)),
             })]
+
+
+def _refuse_process1(config, w, bad, by_opcode):
+    """The decoder's dispatch ``by_opcode`` of a header word ``w``; with one
+    process space (SoCConfig.pcore_processes = 1) an instruction of process 1
+    is refused (DECODE, skipped) whatever it is.  (A function of its own: a
+    closure in the engine's constructor would make its signals' variables
+    closure cells, which Migen's naming does not see.)"""
+    if config.pcore_processes > 1:
+        return by_opcode
+    return If(field(w, isa.HEADER_FIELDS, "process") != 0, NextValue(bad, 1), NextState("SKIP")).Else(by_opcode)
 
 
 class TensorEngineCore(Module):
@@ -455,7 +468,7 @@ class TensorEngineCore(Module):
                 NextValue(d_proc_en, field(w, isa.TRANSFER_FIELDS, "proc_en")),
                 NextValue(d_proc, field(w, isa.TRANSFER_FIELDS, "proc")),
                 NextValue(bad, 0),
-                Case(field(w, isa.HEADER_FIELDS, "opcode"), {
+                _refuse_process1(config, w, bad, Case(field(w, isa.HEADER_FIELDS, "opcode"), {
                     OP["NOP"]: NextState("SKIP"),
                     OP["TRANSFER"]: NextState("PAD"),
                     OP["EXE"]: If(field(w, isa.HEADER_FIELDS, "length") == isa.EXE_WORDS, NextState("EXE_FUNC"))
@@ -467,7 +480,7 @@ class TensorEngineCore(Module):
                                   .Else(NextValue(log_next, field(w, isa.LOG_FIELDS, "on")), NextState("LOG_WAIT")))
                                .Else(NextValue(bad, 1), NextState("SKIP")),
                     "default": [NextValue(bad, 1), NextState("SKIP")],
-                }),
+                })),
                 If(field(w, isa.HEADER_FIELDS, "length") == 0, NextValue(rem, 0), NextValue(bad, 1), NextState("SKIP")),
             )
         )

@@ -23,7 +23,9 @@ a pass's windows, which constants are arranged at compile time (DataBlob) and
 what goes through the scratch-pad, and the double-buffered schedule: passes
 alternate between the two process spaces; while the kernel of pass ``i``
 runs, the engine stores pass ``i-1`` and loads pass ``i+1`` (the engine
-orders a transfer after the kernel of its own process space only).  How each
+orders a transfer after the kernel of its own process space only).  PCOREs
+of one process space (``SoCConfig.pcore_processes = 1``) run the passes one
+after the other: loads, kernel, store.  How each
 piece walks memory (im2col through bound checks and the overlapped group,
 PAD -32768 for maxpool, the tanh store through stream program 0) is in the
 program sources.
@@ -293,7 +295,7 @@ def tile_matmul(config, KH, KW, C, CO, P, bias, bn):
     gts = [g for g in _divisors(CO // vw) if fits(K, g)]
     if gts:
         return Tiling("convolution", P, T, CO, max(gts) * vw, [(0, KH - 1, 0, C - 1)])
-    if C % 2 == 0 and fits(K // 2, 1):
+    if C % 2 == 0 and fits(K // 2, 1) and config.pcore_processes == 2:
         h = C // 2
         return Tiling("convolution", P, T, CO, vw, [(0, KH - 1, 0, h - 1), (0, KH - 1, h, C - 1)], resident=True)
     best = max(((rt * KW * ct, rt, ct) for rt in _divisors(KH) for ct in _divisors(C) if fits(rt * KW * ct, 1)),
@@ -343,9 +345,10 @@ def linear_k_tiles(NI, KT):
 def linear_steps_clocks(config, NI, NO, KT, bias, bn):
     """Estimated clocks of a batch-1 lin cut into K tiles of KT inputs, the
     last one shorter where KT does not divide NI (linear_k_tiles;
-    schedule(): step i+1's loads overlap kernel i; the kernels, sharing the
-    accumulator, run one after the other; the epilogue vectors travel with
-    the last tile's weights)."""
+    schedule(): step i+1's loads overlap kernel i where the PCOREs have two
+    process spaces, and follow it where they have one; the kernels, sharing
+    the accumulator, run one after the other; the epilogue vectors travel
+    with the last tile's weights)."""
     vw, bus = config.vw, bus_bytes_per_clock(config)
     T = config.np * config.nt
     units = NO // vw
@@ -365,7 +368,10 @@ def linear_steps_clocks(config, NI, NO, KT, bias, bn):
         loads = [load(k) for k in sizes[:-1]] + [load(sizes[-1], vw + epi if epi else 0)]
         total += loads[0]
         for i in range(1, len(sizes)):
-            total += max(loads[i], kernel(sizes[i - 1]))
+            if config.pcore_processes == 2:
+                total += max(loads[i], kernel(sizes[i - 1]))
+            else:
+                total += loads[i] + kernel(sizes[i - 1])
         total += kernel(sizes[-1]) + _transfer_clocks(-(-n * vw * 2 // bus))
     return total
 
@@ -423,18 +429,22 @@ class Step:
     k: int = 0                    # the linear kernel: the step's K tile (inputs)
 
 
-def schedule(steps, prologue, exe):
+def schedule(steps, prologue, exe, processes=2):
     """Double-buffered: step i on process space i % 2.  Its shared constants
     when that space does not hold them yet, its loads, its kernels, then the
     store of the step before: while kernel i runs, the engine stores step
     i-1 and loads step i+1 (a transfer waits only for a kernel of its own
     process space).  The accumulator is common to both spaces, so the
-    K tiles of a dot product can alternate."""
+    K tiles of a dot product can alternate.  With one process space
+    (``processes`` = 1, ``SoCConfig.pcore_processes``) every step is on
+    space 0 and its store follows its kernels at once: the store waits for
+    them, and the next step's loads, behind the store in the queue, for the
+    store."""
     instrs = list(prologue)
-    held = [None, None]
+    held = [None] * processes
     pending = []
     for i, st in enumerate(steps):
-        p = i % 2
+        p = i % processes
         if st.shared is not None and held[p] != st.shared[0]:
             instrs += st.shared[1](p)
             held[p] = st.shared[0]
@@ -443,6 +453,9 @@ def schedule(steps, prologue, exe):
             instrs += exe(f, p, st.n)
         instrs += pending
         pending = st.store(p) if st.store else []
+        if processes == 1:
+            instrs += pending
+            pending = []
     return instrs + pending
 
 
@@ -582,7 +595,7 @@ class _Gen:
         # process space otherwise).  What does not fit is read from DDR.
         prologue = self.tanh_prologue(op, prog)
         x_space, x_at = DDR, self.addr(op.b)
-        uses = npu * (tl.n_passes if tl.k_tiled else min(2, tl.n_passes))
+        uses = npu * (tl.n_passes if tl.k_tiled else min(c.pcore_processes, tl.n_passes))
         wanted = [(KH * KW - 1, "input", x_bytes)] if x_bytes else []
         if uses > 1:
             wanted += [(uses - 1, key, n * EB) for key, (_at, n) in sorted(images.items())]
@@ -654,7 +667,7 @@ class _Gen:
                         steps.append(Step(n, loads(t, ki, q0, n), ["first" if ki == 0 else "mid"]
                                           + (["finish"] if last else []), shared(t, ki),
                                           store(t, q0, n) if last else None))
-        instrs = schedule(steps, prologue, lambda f, p, n: run(f, p, N=n))
+        instrs = schedule(steps, prologue, lambda f, p, n: run(f, p, N=n), c.pcore_processes)
         padded = sum(self.lanes_run(st.n) * (GT * KT if "exe" in st.exes else KT) * vw for st in steps)
         return (prog, instrs, len(steps), P * KH * KW * C * CO, padded, f"convolution.pcore {defines}", tl)
 
@@ -772,7 +785,7 @@ class _Gen:
                                                        N=n)) if last else None
                 exes = ["first", "last"] if nk == 1 else ["first"] if ki == 0 else ["last"] if last else ["mid"]
                 steps.append(Step(n, loads, exes, None, store, kt))
-        instrs = schedule(steps, self.tanh_prologue(op, prog), lambda f, p, n: run(f, p, N=n))
+        instrs = schedule(steps, self.tanh_prologue(op, prog), lambda f, p, n: run(f, p, N=n), c.pcore_processes)
         padded = sum(self.lanes_run(st.n) * st.k * vw for st in steps)
         return prog, instrs, len(steps), NO * NI, padded, f"linear.pcore {defines}", tl
 
@@ -811,7 +824,7 @@ class _Gen:
                     last = ki == nk - 1
                     exes = ["exe"] if nk == 1 else ["first" if ki == 0 else "mid"] + (["finish"] if last else [])
                     steps.append(Step(n, loads(q0, n, t, ky0, ky1), exes, None, store(q0, n, t) if last else None))
-        instrs = schedule(steps, staging, lambda f, p, n: run(f, p, N=n))
+        instrs = schedule(steps, staging, lambda f, p, n: run(f, p, N=n), self.c.pcore_processes)
         return prog, instrs, len(steps), 0, 0, f"maxpool.pcore KK={rt * KW} C={CT} NPIX=1", tl
 
     def done(self, prog, layer):

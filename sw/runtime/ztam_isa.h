@@ -48,7 +48,7 @@
 
 #define ZTAM_ERR_COUNT (1u << 0)  /* source and destination element counts differ, or one reaches 2**32 (transfer not executed) */
 #define ZTAM_ERR_RANGE (1u << 1)  /* an in-bound element addresses memory outside the physical space (treated as out of bound) */
-#define ZTAM_ERR_DECODE (1u << 2)  /* malformed instruction: bad opcode, space, data type, level count (0, or more than the engine's `SoCConfig.te_levels`, at most 8) or length (instruction skipped) */
+#define ZTAM_ERR_DECODE (1u << 2)  /* malformed instruction: bad opcode, space, data type, level count (0, or more than the engine's `SoCConfig.te_levels`, at most 8) or length, or process 1 where the PCOREs have one process space (`SoCConfig.pcore_processes`) (instruction skipped) */
 #define ZTAM_ERR_SPEC (1u << 3)  /* bad range at run time: stride 0, empty range or more than MAX_LEVELS levels (transfer not issued) */
 #define ZTAM_ERR_CAST (1u << 4)  /* dimension cast holds more elements than the declared variable (transfer not issued) */
 #define ZTAM_ERR_QUEUE (1u << 5)  /* the engine reported a CALLBACK tag the runtime did not allocate */

@@ -154,6 +154,7 @@ class Machine:
     te_dst_levels: int = 0                      # ... of a destination (SoCConfig.te_dst_levels; 0: te_levels)
     te_dst_overlap: int = 1                     # a destination may have an overlap group (SoCConfig.te_dst_overlap)
     te_ovl_bits: int = isa.OVL_BITS             # the overlap offset's width (SoCConfig.te_ovl_bits, rule 3)
+    pcore_processes: int = 2                    # 1: an instruction of process 1 sets DECODE (SoCConfig.pcore_processes)
     kernel: Optional[Callable] = None          # kernel(machine, exe) for EXE_LOCKSTEP
     errors: int = 0
     callbacks: List[tuple] = field(default_factory=list)
@@ -175,7 +176,8 @@ class Machine:
         return cls(np=config.np, nt=config.nt, vw=config.vw, private_words=config.pcore_private_words,
                    shared_words=config.pcore_shared_words, scratch_bytes=config.scratch_size,
                    te_levels=config.te_levels, te_dst_levels=config.dst_levels,
-                   te_dst_overlap=config.te_dst_overlap, te_ovl_bits=config.te_ovl_bits, **kw)
+                   te_dst_overlap=config.te_dst_overlap, te_ovl_bits=config.te_ovl_bits,
+                   pcore_processes=config.pcore_processes, **kw)
 
     @classmethod
     def from_config(cls, config, **kw):
@@ -184,7 +186,7 @@ class Machine:
                    shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS),
                    te_dst_levels=config.get("te_dst_levels", 0), te_dst_overlap=config.get("te_dst_overlap", 1),
                    te_ovl_bits=config.get("te_ovl_bits", isa.OVL_BITS),
-                   **kw)
+                   pcore_processes=config.get("pcore_processes", 2), **kw)
 
     # -- running ----------------------------------------------------------
     def run_words(self, words):
@@ -204,6 +206,9 @@ class Machine:
             self.execute(i)
 
     def execute(self, instr):
+        if self.pcore_processes == 1 and getattr(instr, "process", 0):
+            self.errors |= _ERR["DECODE"]         # skipped, as the engine's decoder does
+            return
         if isinstance(instr, isa.Transfer):
             self._transfer(instr)
         elif isinstance(instr, isa.Exe):

@@ -29,13 +29,13 @@ def expected_rspec(cfg):
     worked out here from the datasheet's definitions (not from the product's
     spec/config.py rspec()): tiles = PCOREs; "kBytes internal memory on each
     tile" = one PCORE's data memories (NT threads x private words + shared
-    words, two process spaces, 2-byte elements); no flash; "external memory
+    words, in each process space, 2-byte elements); no flash; "external memory
     on each tile" = main RAM, which each PCORE reaches through the
     TensorEngine.  Without the accelerator the MCORE is the one tile, its
     SRAM the internal memory."""
     if cfg.accelerator:
         tiles = cfg.np
-        internal = (cfg.nt * cfg.pcore_private_words + cfg.pcore_shared_words) * 2 * 2
+        internal = (cfg.nt * cfg.pcore_private_words + cfg.pcore_shared_words) * 2 * cfg.pcore_processes
     else:
         tiles, internal = 1, cfg.sram_size
     return {"tiles": tiles, "internal_kib": internal // 1024, "flash_kib": 0,

@@ -10,7 +10,7 @@ from tensorsoc.verification.te.top import REPO, TOPLEVEL, build
 # examples run at the default 8 (tests/test_te_engine.py)
 TEST_CONFIG = dict(np=2, nt=2, vw=4, pcore_private_words=32, pcore_shared_words=64, scratch_size=1024, te_levels=4,
                    te_vector_path=1, te_trace_depth=256, te_dst_levels=0, te_dst_overlap=1, te_ovl_bits=48,
-                   pcore_round_share=1)
+                   pcore_round_share=1, pcore_processes=2)
 
 
 def test_config():

@@ -153,3 +153,62 @@ async def kernels_on_both_process_spaces(dut):
         dut._log.info(f"PCORE {what}: {words} words in {end.ts - start.ts} clocks")
         assert end.ts - start.ts <= words + 12, f"PCORE {what}: {words} words took {end.ts - start.ts} clocks"
     dut._log.info("activity report:\n" + te_trace.text(records))
+
+
+@cocotb.test()
+async def kernels_on_one_process_space(dut):
+    """PCOREs of one process space (``SoCConfig.pcore_processes = 1``, run by
+    tests/test_te_engine.py with that configuration): two kernels on process
+    0, each loaded right after the previous one's EXE and unloaded right
+    after its own, as the model compiler's one-space schedule queues them.
+    The loads of the second must wait for the first kernel (they overwrite
+    its inputs) and each unload for its kernel, which only the array's ready
+    orders: DDR equals the executor + ISS, the results the numpy reference.
+    A transfer and an EXE of process 1 set DECODE and are skipped."""
+    config = _config()
+    assert config.pcore_processes == 1
+    bench = TEBench(dut, config, DDR_BYTES)
+    dut.imem_we.value = 0
+    await bench.start()
+    wls = [workloads.mac_stream(config, np.random.default_rng(20 + k), N=300) for k in range(2)]
+    prog = wls[0].assemble()
+    await load_kernel(dut, prog.words)
+    x, w, out = (prog.variable("stream", v) for v in ("x", "w", "out"))
+    total = config.np * config.nt * config.vw
+
+    machine = _machine(config)
+    machine.kernel = _iss_kernel(config, prog.words)
+    rng = np.random.default_rng(4)
+    machine.ddr[:] = rng.integers(0, 256, machine.ddr.size)
+    at = {}
+    for k, wl in enumerate(wls):
+        at[(k, "x")], at[(k, "w")] = 2 * k * 2 * total, (2 * k + 1) * 2 * total
+        machine.ddr_write(at[(k, "x")], wl.private[:, :, x.addr:x.addr + x.size].reshape(-1))
+        machine.ddr_write(at[(k, "w")], wl.shared[0, w.addr:w.addr + w.size])
+    results = {k: (4 + k) * 2 * total for k in range(2)}
+    refused = 6 * 2 * total
+    bench.write_words("te_ddr", _bytes_to_words(machine.ddr))
+    func = isa.build_kernel_func(wls[0].entry, 0, 0)
+
+    def step(k):
+        return [isa.Transfer(dst=_pcore_var(config, x), src=_ddr(at[(k, "x")], total), process=0),
+                isa.Transfer(dst=_shared_var(config, w), src=_ddr(at[(k, "w")], w.size), process=0),
+                isa.Exe(func=func, process=0),
+                isa.Transfer(dst=_ddr(results[k], total), src=_pcore_var(config, out), process=0)]
+
+    program = (step(0) + step(1)
+               + [isa.Transfer(dst=_ddr(refused, total), src=_pcore_var(config, out), process=1),
+                  isa.Exe(func=func, process=1)])
+    machine.run(program)
+    assert machine.errors == 1 << isa.ERRORS["DECODE"][0]
+    await bench.run([w for i in program for w in isa.encode(i)])
+
+    got = _words_to_bytes(bench.read_words("te_ddr", DDR_BYTES // 4))
+    bad = np.nonzero(got != machine.ddr)[0]
+    assert not bad.size, f"DDR differs from the executor + ISS at {bad.size} bytes, first {bad[:8]}"
+    for k, wl in enumerate(wls):
+        res = got[results[k]:results[k] + 2 * total].view("<i2").reshape(config.np, config.nt, config.vw)
+        assert np.array_equal(res, wl.expected["out"]), f"kernel {k}: results differ from the numpy reference"
+    exe = [(p, isa.build_kernel_func(ad, np_, nt)) for p, ad, np_, nt in machine.exe_calls]
+    assert bench.starts == exe == [(0, func), (0, func)], f"kernel starts {bench.starts}, executor {exe}"
+    assert await bench.errors() == 1 << isa.ERRORS["DECODE"][0]
