@@ -16,8 +16,12 @@ TARGET = BoardTarget(
     # The accelerator in sys at 50 MHz: one PCORE of 8 threads x 4 lanes,
     # 4 MACs per clock.  Issue 17 asks for at least 8 on the 25F: two such
     # PCOREs (`--set np=2`) build and run bit-exact in simulation but have
-    # not routed at any of the 50 seeds tried since their last timing change
-    # (docs/fpga.md, "Choosing a seed"); this one routes.  What makes it fit
+    # not routed at any of 57 seeds; with one process space each (`--set
+    # np=2 --set pcore_processes=1`) they route (seed 1) but reach sys
+    # 48.75 MHz, and on this engine (no vector path: the layers are bound
+    # by the transfers) they take 1.05x-1.40x this one PCORE's cycles on
+    # the models and layers measured (0.98x on one), since it overlaps its
+    # transfers with its kernels (docs/fpga.md, "One process space").  What makes it fit
     # the 25F, each item measured in docs/fpga.md ("The Colorlight i5 with
     # an accelerator", "Where the 25F congests", "Shared rounding
     # shifters", "Main RAM answers from flip-flops"):
