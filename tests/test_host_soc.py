@@ -142,6 +142,30 @@ def test_host_port_colorlight_i5_accelerator_build():
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
 
 
+@pytest.mark.long
+def test_host_port_two_pcores_of_one_process_space():
+    """The i5 target with two PCOREs of one process space each (`--set
+    np=2 --set pcore_processes=1`, docs/fpga.md "One process space": the
+    engine waits for every kernel, the model compiler runs the passes in
+    turn): the example models through the fast path in QPI, every layer on
+    the accelerator and bit-exact, RSpec's internal memory per tile that of
+    one space.  Long tier: `make test` runs the engine and the real array
+    on one space (tests/test_te_engine.py) and the compiler's programs on
+    the reference executor (tests/test_model_accel.py)."""
+    from tensorsoc.soc.builder import ROOT, SimBuild
+    from tensorsoc.soc.targets import get
+    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
+    target = get("colorlight_i5")
+    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, np=2, pcore_processes=1,
+                                          **COMPACT_MEMORY)
+    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5-np2p1", log=lambda *_: None,
+                     cpu_variant=target.cpu_variant)
+    testcase = ["rid_and_spec", "example_models_bit_exact"]
+    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
+    cases = run_host_tests(build, "i5_np2p1_fast_qpi", env, testcase=testcase)
+    assert sorted(c.get("name") for c in cases) == sorted(testcase)
+
+
 def test_host_port_colorlight_i5_accelerator_on_its_sdram():
     """The i5 target's build as the board has it: main RAM in its SDRAM
     (LiteDRAM's controller and Wishbone bridge, no L2 cache, the SDRAM's
