@@ -60,31 +60,59 @@ def _iss_kernel(config, words):
     return kernel
 
 
+class _TwoKernels:
+    """The bench with the MAC kernel loaded, and the reference executor +
+    ISS: two workloads' inputs in DDR (``inputs[(k, "x" / "w")]``), their
+    results' places (``results[k]``) and the kernel's function word."""
+
+    @classmethod
+    async def start(cls, dut, seed_workloads, seed_ddr):
+        t = cls()
+        t.config = config = _config()
+        t.bench = TEBench(dut, config, DDR_BYTES)
+        dut.imem_we.value = 0
+        await t.bench.start()
+        t.wls = [workloads.mac_stream(config, np.random.default_rng(seed_workloads + k), N=300) for k in range(2)]
+        prog = t.wls[0].assemble()
+        await load_kernel(dut, prog.words)
+        t.x, t.w, t.out = x, w, _out = tuple(prog.variable("stream", v) for v in ("x", "w", "out"))
+        t.total = total = config.np * config.nt * config.vw
+        t.machine = machine = _machine(config)
+        machine.kernel = _iss_kernel(config, prog.words)
+        machine.ddr[:] = np.random.default_rng(seed_ddr).integers(0, 256, machine.ddr.size)
+        t.inputs = {}
+        for k, wl in enumerate(t.wls):
+            t.inputs[(k, "x")], t.inputs[(k, "w")] = 2 * k * 2 * total, (2 * k + 1) * 2 * total
+            machine.ddr_write(t.inputs[(k, "x")], wl.private[:, :, x.addr:x.addr + x.size].reshape(-1))
+            machine.ddr_write(t.inputs[(k, "w")], wl.shared[0, w.addr:w.addr + w.size])
+        t.results = {k: (4 + k) * 2 * total for k in range(2)}
+        t.bench.write_words("te_ddr", _bytes_to_words(machine.ddr))
+        t.func = isa.build_kernel_func(t.wls[0].entry, 0, 0)
+        return t
+
+    async def run_and_check(self, dut, program):
+        """Run ``program`` on the executor and the bench: DDR equal, each
+        workload's results the numpy reference, the kernel starts the
+        executor's.  Returns the DDR bytes the bench ended with."""
+        self.machine.run(program)
+        await self.bench.run([w for i in program for w in isa.encode(i)])
+        got = _words_to_bytes(self.bench.read_words("te_ddr", DDR_BYTES // 4))
+        bad = np.nonzero(got != self.machine.ddr)[0]
+        assert not bad.size, f"DDR differs from the executor + ISS at {bad.size} bytes, first {bad[:8]}"
+        c = self.config
+        for k, wl in enumerate(self.wls):
+            res = got[self.results[k]:self.results[k] + 2 * self.total].view("<i2").reshape(c.np, c.nt, c.vw)
+            assert np.array_equal(res, wl.expected["out"]), f"workload {k}: results differ from the numpy reference"
+        exe = [(p, isa.build_kernel_func(ad, np_, nt)) for p, ad, np_, nt in self.machine.exe_calls]
+        assert self.bench.starts == exe, f"kernel starts {self.bench.starts}, executor {exe}"
+        return got
+
+
 @cocotb.test()
 async def kernels_on_both_process_spaces(dut):
-    config = _config()
-    bench = TEBench(dut, config, DDR_BYTES)
-    dut.imem_we.value = 0
-    await bench.start()
-    wls = [workloads.mac_stream(config, np.random.default_rng(10 + p), N=300) for p in range(2)]
-    prog = wls[0].assemble()
-    await load_kernel(dut, prog.words)
-    x, w, out = (prog.variable("stream", v) for v in ("x", "w", "out"))
-    total = config.np * config.nt * config.vw
-
-    machine = _machine(config)
-    machine.kernel = _iss_kernel(config, prog.words)
-    rng = np.random.default_rng(3)
-    machine.ddr[:] = rng.integers(0, 256, machine.ddr.size)
-    inputs = {}
-    for p, wl in enumerate(wls):
-        inputs[(p, "x")], inputs[(p, "w")] = 2 * p * 2 * total, (2 * p + 1) * 2 * total
-        machine.ddr_write(inputs[(p, "x")], wl.private[:, :, x.addr:x.addr + x.size].reshape(-1))
-        machine.ddr_write(inputs[(p, "w")], wl.shared[0, w.addr:w.addr + w.size])
-    results = {p: (4 + p) * 2 * total for p in range(2)}
-    bench.write_words("te_ddr", _bytes_to_words(machine.ddr))
-
-    func = isa.build_kernel_func(wls[0].entry, 0, 0)
+    t = await _TwoKernels.start(dut, seed_workloads=10, seed_ddr=3)
+    config, bench, wls, total = t.config, t.bench, t.wls, t.total
+    x, w, out, inputs, results, func = t.x, t.w, t.out, t.inputs, t.results, t.func
     assert func == pcore_isa.function_word(wls[0].entry)
 
     def load(p):
@@ -115,22 +143,12 @@ async def kernels_on_both_process_spaces(dut):
                + [isa.Exe(func=func, process=1)]          # starts when the array is free
                + unload(0)                                # overlaps the kernel on process 1
                + unload(1) + copies + [isa.Log(on=0)])
-    machine.run(program)
-    await bench.run([w for i in program for w in isa.encode(i)])
-
-    got = _words_to_bytes(bench.read_words("te_ddr", DDR_BYTES // 4))
-    bad = np.nonzero(got != machine.ddr)[0]
-    assert not bad.size, f"DDR differs from the executor + ISS at {bad.size} bytes, first {bad[:8]}"
-    for p, wl in enumerate(wls):
-        res = got[results[p]:results[p] + 2 * total].view("<i2").reshape(config.np, config.nt, config.vw)
-        assert np.array_equal(res, wl.expected["out"]), f"process {p}: results differ from the numpy reference"
-    exe = [(p, isa.build_kernel_func(ad, np_, nt)) for p, ad, np_, nt in machine.exe_calls]
-    assert bench.starts == exe, f"kernel starts {bench.starts}, executor {exe}"
+    await t.run_and_check(dut, program)
     assert await bench.errors() == 0
 
     records = te_trace.decode(await bench.trace_words())
     starts = [r for r in records if r.name == "XFER_START"]
-    assert [te_trace.describe(r) for r in starts] == machine.trace
+    assert [te_trace.describe(r) for r in starts] == t.machine.trace
     overlap = [(r.process, r.busy) for r in starts if r.busy & (1 << (1 - r.process))]
     assert (1, 0b01) in overlap and (0, 0b10) in overlap, \
         f"no transfer overlapped the other process space's kernel: {[(r.process, r.busy) for r in starts]}"
@@ -165,30 +183,10 @@ async def kernels_on_one_process_space(dut):
     its inputs) and each unload for its kernel, which only the array's ready
     orders: DDR equals the executor + ISS, the results the numpy reference.
     A transfer and an EXE of process 1 set DECODE and are skipped."""
-    config = _config()
-    assert config.pcore_processes == 1
-    bench = TEBench(dut, config, DDR_BYTES)
-    dut.imem_we.value = 0
-    await bench.start()
-    wls = [workloads.mac_stream(config, np.random.default_rng(20 + k), N=300) for k in range(2)]
-    prog = wls[0].assemble()
-    await load_kernel(dut, prog.words)
-    x, w, out = (prog.variable("stream", v) for v in ("x", "w", "out"))
-    total = config.np * config.nt * config.vw
-
-    machine = _machine(config)
-    machine.kernel = _iss_kernel(config, prog.words)
-    rng = np.random.default_rng(4)
-    machine.ddr[:] = rng.integers(0, 256, machine.ddr.size)
-    at = {}
-    for k, wl in enumerate(wls):
-        at[(k, "x")], at[(k, "w")] = 2 * k * 2 * total, (2 * k + 1) * 2 * total
-        machine.ddr_write(at[(k, "x")], wl.private[:, :, x.addr:x.addr + x.size].reshape(-1))
-        machine.ddr_write(at[(k, "w")], wl.shared[0, w.addr:w.addr + w.size])
-    results = {k: (4 + k) * 2 * total for k in range(2)}
+    t = await _TwoKernels.start(dut, seed_workloads=20, seed_ddr=4)
+    assert t.config.pcore_processes == 1
+    config, x, w, out, at, results, func, total = t.config, t.x, t.w, t.out, t.inputs, t.results, t.func, t.total
     refused = 6 * 2 * total
-    bench.write_words("te_ddr", _bytes_to_words(machine.ddr))
-    func = isa.build_kernel_func(wls[0].entry, 0, 0)
 
     def step(k):
         return [isa.Transfer(dst=_pcore_var(config, x), src=_ddr(at[(k, "x")], total), process=0),
@@ -199,16 +197,7 @@ async def kernels_on_one_process_space(dut):
     program = (step(0) + step(1)
                + [isa.Transfer(dst=_ddr(refused, total), src=_pcore_var(config, out), process=1),
                   isa.Exe(func=func, process=1)])
-    machine.run(program)
-    assert machine.errors == 1 << isa.ERRORS["DECODE"][0]
-    await bench.run([w for i in program for w in isa.encode(i)])
-
-    got = _words_to_bytes(bench.read_words("te_ddr", DDR_BYTES // 4))
-    bad = np.nonzero(got != machine.ddr)[0]
-    assert not bad.size, f"DDR differs from the executor + ISS at {bad.size} bytes, first {bad[:8]}"
-    for k, wl in enumerate(wls):
-        res = got[results[k]:results[k] + 2 * total].view("<i2").reshape(config.np, config.nt, config.vw)
-        assert np.array_equal(res, wl.expected["out"]), f"kernel {k}: results differ from the numpy reference"
-    exe = [(p, isa.build_kernel_func(ad, np_, nt)) for p, ad, np_, nt in machine.exe_calls]
-    assert bench.starts == exe == [(0, func), (0, func)], f"kernel starts {bench.starts}, executor {exe}"
-    assert await bench.errors() == 1 << isa.ERRORS["DECODE"][0]
+    await t.run_and_check(dut, program)
+    assert t.machine.errors == 1 << isa.ERRORS["DECODE"][0]
+    assert t.bench.starts == [(0, func), (0, func)], t.bench.starts
+    assert await t.bench.errors() == 1 << isa.ERRORS["DECODE"][0]
