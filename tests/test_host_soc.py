@@ -58,6 +58,27 @@ PINS = {"TSOC_HOST_PATH": "pins"}
 # no sensor port and no trace buffer, so its own cases for both.
 I5_CASES = ["rid_and_spec", "acquire_without_sensor", "example_models_bit_exact", "accelerator_trace_printed",
             "oversize_model_and_window_bounds"]
+# The i5 builds' runs: the fast path in QPI, the VW = 4 models.  The VexRiscv
+# minimal has no caches and no multiplier: relu_cnn3's 27 KiB WModel did not
+# finish within the tests' 20 ms, and the inferences take 1.25-1.57x the
+# standard variant's cycles (the MLP in software 24x), so the device's waits
+# are ten times the others'.
+I5_ENV = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
+
+
+def i5_build(dirname, sdram=None, **overrides):
+    """A simulation build of the Colorlight i5 target's configuration (and
+    CPU variant) with ``overrides``, at the simulation's sys clock (100 MHz:
+    the fast path needs an SCLK period of an even number of sys clocks, and
+    the tests' SCLK is 50 MHz, the i5's sys) and the compact memory sizes,
+    in build/test/``dirname``."""
+    from tensorsoc.soc.builder import ROOT, SimBuild
+    from tensorsoc.soc.targets import get
+    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
+    target = get("colorlight_i5")
+    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY, **overrides)
+    return SimBuild(config, ROOT / "build" / "test" / dirname, log=lambda *_: None, sdram=sdram,
+                    cpu_variant=target.cpu_variant)
 
 
 def test_every_host_test_runs():
@@ -123,23 +144,10 @@ def test_host_port_colorlight_i5_accelerator_build():
     registers, the address generators' checks from their registers),
     with the compact memory sizes: the example models
     through the fast path in QPI, every layer on the accelerator and
-    bit-exact, and the model window's bounds.  (At the simulation's sys clock, 100 MHz: the fast path
-    needs an SCLK period of an even number of sys clocks, and the tests'
-    SCLK is 50 MHz, the i5's sys.)"""
-    from tensorsoc.soc.builder import ROOT, SimBuild
-    from tensorsoc.soc.targets import get
-    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
-    target = get("colorlight_i5")
-    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
-    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5", log=lambda *_: None, cpu_variant=target.cpu_variant)
-    testcase = I5_CASES
-    # The VexRiscv minimal has no caches and no multiplier: relu_cnn3's 27 KiB
-    # WModel did not finish within the tests' 20 ms, and the inferences take
-    # 1.25-1.57x the standard variant's cycles (the MLP in software 24x), so
-    # the device's waits are ten times the others'.
-    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
-    cases = run_host_tests(build, "i5_fast_qpi", env, testcase=testcase)
-    assert sorted(c.get("name") for c in cases) == sorted(testcase)
+    bit-exact, and the model window's bounds (``i5_build``: at the
+    simulation's sys clock)."""
+    cases = run_host_tests(i5_build("soc-i5"), "i5_fast_qpi", I5_ENV, testcase=I5_CASES)
+    assert sorted(c.get("name") for c in cases) == sorted(I5_CASES)
 
 
 @pytest.mark.long
@@ -152,17 +160,9 @@ def test_host_port_two_pcores_of_one_process_space():
     one space.  Long tier: `make test` runs the engine and the real array
     on one space (tests/test_te_engine.py) and the compiler's programs on
     the reference executor (tests/test_model_accel.py)."""
-    from tensorsoc.soc.builder import ROOT, SimBuild
-    from tensorsoc.soc.targets import get
-    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
-    target = get("colorlight_i5")
-    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, np=2, pcore_processes=1,
-                                          **COMPACT_MEMORY)
-    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5-np2p1", log=lambda *_: None,
-                     cpu_variant=target.cpu_variant)
     testcase = ["rid_and_spec", "example_models_bit_exact"]
-    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
-    cases = run_host_tests(build, "i5_np2p1_fast_qpi", env, testcase=testcase)
+    cases = run_host_tests(i5_build("soc-i5-np2p1", np=2, pcore_processes=1), "i5_np2p1_fast_qpi", I5_ENV,
+                           testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
 
 
@@ -174,15 +174,9 @@ def test_host_port_colorlight_i5_accelerator_on_its_sdram():
     ``register_main_ram_answers``): the example models through the fast
     path in QPI, every layer on the accelerator and bit-exact.  (The cases
     that peek the integrated main RAM run on the build above.)"""
-    from tensorsoc.soc.builder import ROOT, SimBuild, parse_sim_sdram
-    from tensorsoc.soc.targets import get
-    from tensorsoc.spec.config import COMPACT_MEMORY, DEFAULT
-    target = get("colorlight_i5")
-    config = target.config.with_overrides(sys_clk_freq=DEFAULT.sys_clk_freq, **COMPACT_MEMORY)
-    build = SimBuild(config, ROOT / "build" / "test" / "soc-i5-sdram", log=lambda *_: None,
-                     cpu_variant=target.cpu_variant, sdram=parse_sim_sdram("colorlight_i5"))
+    from tensorsoc.soc.builder import parse_sim_sdram
+    build = i5_build("soc-i5-sdram", sdram=parse_sim_sdram("colorlight_i5"))
     testcase = ["rid_and_spec", "example_models_bit_exact"]
-    env = {**FAST, "TSOC_HOST_QPI": "1", "TSOC_HOST_MODELS": I5_MODELS, "TSOC_HOST_TIMEOUT_SCALE": "10"}
-    cases = run_host_tests(build, "i5_sdram_fast_qpi", env, testcase=testcase)
+    cases = run_host_tests(build, "i5_sdram_fast_qpi", I5_ENV, testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
     assert "main_ram_reg" in (build.gateware_dir / "tensorsoc.v").read_text()

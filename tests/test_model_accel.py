@@ -116,15 +116,13 @@ def test_one_process_space_carries_every_layer(tmp_path):
     for VW = 8), of the bench models and of the digits CNN imported for
     that configuration accelerated and bit-exact on the reference
     executor, which keeps one memory for all passes as the hardware does
-    and refuses a process-1 instruction (DECODE).  Every instruction is of
-    process 0, and no two kernels run without a transfer between them
-    unless they are the K tiles of one dot product (each pass's store
-    follows its kernels, before the next pass's loads)."""
+    and refuses a process-1 instruction (DECODE); every instruction is of
+    process 0 and the three kernels are among the programs.  (The order of
+    the steps is test_one_process_space_needs_its_own_schedule's.)"""
     from tensorsoc import onnx_import as OI
+    from tensorsoc.soc.targets import get
     import numpy as np
-    cfg = SoCConfig().with_overrides(np=2, nt=8, vw=4, scratch_size=8192, pcore_private_words=256,
-                                     pcore_shared_words=1024, te_levels=4, te_dst_levels=2, te_dst_overlap=0,
-                                     te_ovl_bits=24, pcore_processes=1)
+    cfg = get("colorlight_i5").config.with_overrides(np=2, pcore_processes=1)
     digits = EXAMPLES[0].parent / "digits"
     imported = OI.import_onnx(digits / "digits_cnn.onnx", tmp_path / "digits_cnn.yaml", cfg,
                               calibrate=np.load(digits / "calib_x.npy")).model

@@ -451,11 +451,12 @@ def schedule(steps, prologue, exe, processes=2):
         instrs += st.loads(p)
         for f in st.exes:
             instrs += exe(f, p, st.n)
-        instrs += pending
-        pending = st.store(p) if st.store else []
+        store = st.store(p) if st.store else []
         if processes == 1:
+            instrs += store
+        else:
             instrs += pending
-            pending = []
+            pending = store
     return instrs + pending
 
 

@@ -186,7 +186,7 @@ class Machine:
                    shared_words=config["shared_words"], te_levels=config.get("te_levels", isa.MAX_LEVELS),
                    te_dst_levels=config.get("te_dst_levels", 0), te_dst_overlap=config.get("te_dst_overlap", 1),
                    te_ovl_bits=config.get("te_ovl_bits", isa.OVL_BITS),
-                   pcore_processes=config.get("pcore_processes", 2), **kw)
+                   **kw)
 
     # -- running ----------------------------------------------------------
     def run_words(self, words):
