@@ -27,8 +27,8 @@ def run(transactions, depth=64, ack_after=0, seed=1):
     """Queue ``transactions`` ((word address, [words]) each, an address
     entry in front of each one's words), the bus acknowledging nothing
     before clock ``ack_after`` and then each cycle after 0-3 clocks.
-    Returns the bus writes [(address, data)] in order, and the largest
-    level the queue reached."""
+    Returns the bus writes [(address, data)] in order, and the most
+    entries the queue held (its FIFO's level and its output register)."""
     dut = Bench(depth)
     rng = random.Random(seed)
     writes, peak = [], [0]
@@ -51,15 +51,18 @@ def run(transactions, depth=64, ack_after=0, seed=1):
     def memory():
         clock = 0
         while True:
-            peak[0] = max(peak[0], (yield dut.queue.level))
+            peak[0] = max(peak[0], (yield dut.queue.level) + (yield dut.queue.held))
             if (yield dut.bus.cyc) and (yield dut.bus.stb):
                 # Wishbone: the master holds the request until the
                 # acknowledge, whatever the wait.
                 req = ((yield dut.bus.we), (yield dut.bus.adr), (yield dut.bus.dat_w))
+                # The host port tells the firmware a write is in memory
+                # on ``drained``: never while a word waits for the bus.
+                assert not (yield dut.queue.drained), f"clock {clock}: drained with a write pending"
                 for _ in range(max(0, ack_after - clock) + rng.randrange(4)):
                     yield
                     clock += 1
-                    peak[0] = max(peak[0], (yield dut.queue.level))
+                    peak[0] = max(peak[0], (yield dut.queue.level) + (yield dut.queue.held))
                     now = ((yield dut.bus.we), (yield dut.bus.adr), (yield dut.bus.dat_w))
                     assert (yield dut.bus.cyc) and (yield dut.bus.stb) and now == req, \
                         f"clock {clock}: the request {req} changed to {now} before its acknowledge"
@@ -71,14 +74,20 @@ def run(transactions, depth=64, ack_after=0, seed=1):
             yield
             clock += 1
 
+    drained = []
+
     def waiter():
         total = sum(len(w) for _, w in transactions)
         for _ in range(ack_after + 10 * total + 100):
             if len(writes) == total:
                 break
             yield
+        for _ in range(3):      # the last write's acknowledge, then the DMA's sink
+            yield
+        drained.append((yield dut.queue.drained))
 
     run_simulation(dut, [producer(), memory(), waiter()])
+    assert drained == [1], "every word written, and the queue not drained"
     return writes, peak[0]
 
 
@@ -105,7 +114,7 @@ def test_transactions_queued_together_keep_their_addresses(seed):
 def test_a_whole_chunk_and_its_address_fit():
     """64 words behind their address, with the bus stalled until all are
     in: the address leaves the queue at once (into the address counter),
-    the 64 words wait in it."""
+    the 64 words wait in it (the first in its output register)."""
     tr = [(0x4000, list(range(1000, 1064)))]
     writes, peak = run(tr, ack_after=200)
     assert peak == 64

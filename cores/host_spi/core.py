@@ -43,22 +43,34 @@ class WriteQueue(LiteXModule):
     Queueing the address with every word took a FIFO of 66 bits (with
     the stream's first and last flags) in two block RAMs, the 25F's most
     congested net (docs/fpga.md, "The host port's write FIFO without
-    addresses"): this one is 35 bits wide, one block RAM.  ``level``:
-    entries held, 0 when every word is written.
+    addresses"): this one is 35 bits wide, one block RAM.
+
+    ``source`` comes from a register (LiteX ``stream.PipeValid``): the
+    FIFO's read data is a block RAM's output, and its ``is_addr`` bit
+    formed the DMA writer's request, which ran through the bus's
+    arbiter into the memory in the same clock, the 25F's ``sys``
+    critical path (docs/fpga.md, "The host port's write queue from a
+    register").  ``level``: entries in the FIFO; ``held``: a word in
+    the output register; ``drained``: neither, every word is written.
     """
 
     def __init__(self, depth, data_width=32, adr_width=30):
         self.sink = stream.Endpoint([("is_addr", 1), ("data", data_width)])
         self.source = stream.Endpoint([("address", adr_width), ("data", data_width)])
         self.fifo = fifo = stream.SyncFIFO(self.sink.description, depth, buffered=True)
+        self.out = out = stream.PipeValid(self.source.description)
         self.level = fifo.level
+        self.held = out.source.valid
+        self.drained = Signal()
         nxt = Signal(adr_width)      # the address of the next data word
         self.comb += [
             self.sink.connect(fifo.sink),
-            self.source.valid.eq(fifo.source.valid & ~fifo.source.is_addr),
-            self.source.address.eq(nxt),
-            self.source.data.eq(fifo.source.data),
-            fifo.source.ready.eq(fifo.source.is_addr | self.source.ready),
+            out.sink.valid.eq(fifo.source.valid & ~fifo.source.is_addr),
+            out.sink.address.eq(nxt),
+            out.sink.data.eq(fifo.source.data),
+            fifo.source.ready.eq(fifo.source.is_addr | out.sink.ready),
+            out.source.connect(self.source),
+            self.drained.eq((fifo.level == 0) & ~out.source.valid),
         ]
         self.sync += If(fifo.source.valid & fifo.source.ready,
                         nxt.eq(Mux(fifo.source.is_addr, fifo.source.data[:adr_width], nxt + 1)))
@@ -141,14 +153,14 @@ class HostSPISlave(LiteXModule):
         # rate whatever the memory's (SDRAM behind an L2 cache is slower
         # than QPI), and the transaction ends without waiting for memory.
         # ``drained``: every word queued is written (the DMA writer takes a
-        # word off the FIFO when the bus acknowledges it).  Its entries are
-        # data words and, in front of each transaction's first word, the
-        # address they go to (WriteQueue): one block RAM, 64 entries and
-        # the output register, a chunk's 64 words and its address.
+        # word off the queue's output register when the bus acknowledges
+        # it).  Its entries are data words and, in front of each
+        # transaction's first word, the address they go to (WriteQueue):
+        # one block RAM, 64 entries and the FIFO's output register, a
+        # chunk's 64 words and its address, then the queue's own register.
         self.wfifo = wfifo = WriteQueue(CHUNK_SIZE * 8 // bus_data_width, bus_data_width, bus_adr_width)
         self.comb += wfifo.source.connect(dma_w.sink)
-        drained = Signal()
-        self.comb += drained.eq(wfifo.level == 0)
+        drained = wfifo.drained
         self.dma_r = dma_r = WishboneDMAReader(self.wb_read, endianness="big", fifo_depth=4)
         # Read addresses reach the reader through a register stage both ways
         # (LiteX stream.Buffer, valid and ready piped): the reader takes an
