@@ -87,3 +87,25 @@ def test_real_networks_reach_their_bounds(name, n_layers, n_lins, n_big_convs):
     assert len(big_convs) == n_big_convs
     for r in big_convs:
         assert r["of_peak"] >= 0.80, f"{name} layer {r['layer']}: {100 * r['of_peak']:.1f}% of the MAC peak"
+
+
+def test_layers_are_compiled_for_the_configuration_given(tmp_path):
+    """`tsoc bench layers --set vw=4` on a model padded for VW = 4 (the
+    digits CNN imported for the Colorlight i5's configuration): the bench
+    loads the model for the configuration it runs, not the default
+    VW = 8, under which its stream padding is an error."""
+    import numpy as np
+    from tensorsoc import onnx_import as OI
+    from tensorsoc.soc.targets import get
+    from tensorsoc.sw.model.frontend import ModelError, load_model
+    from tensorsoc.verification.te.top import REPO
+    cfg = get("colorlight_i5").config
+    digits = REPO / "examples" / "digits"
+    path = tmp_path / "digits4.yaml"
+    OI.import_onnx(digits / "digits_cnn.onnx", path, cfg, calibrate=np.load(digits / "calib_x.npy"))
+    with pytest.raises(ModelError, match="VW = 8"):
+        load_model(path)
+    report = run_layers([path], cfg, progress=lambda msg: None)
+    rows = [r for m in report["models"] for r in m["layers"]]
+    assert [r["kind"] for r in rows] == ["conv", "maxpool", "lin", "lin"]
+    assert all(r["engine"] == "accel" and r["bit_exact"] and r["errors"] == 0 for r in rows)

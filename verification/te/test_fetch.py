@@ -62,7 +62,7 @@ async def _fetched_until_callback(bench, addr, n, tag, timeout=5_000_000):
 @cocotb.test()
 async def fetched_layer_programs(dut):
     config = _config()
-    model = load_model(os.environ["TSOC_LAYER_MODEL"])
+    model = load_model(os.environ["TSOC_LAYER_MODEL"], config)
     golden = cnn.run(model)
     offsets, table, data = place(model)
     # Each kernel at address 0: the fetch writes the instruction memory

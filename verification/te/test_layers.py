@@ -103,7 +103,7 @@ async def _run_until_callback(bench, words, tag, timeout=5_000_000):
 @cocotb.test()
 async def layer_programs(dut):
     config = _config()
-    model = load_model(os.environ["TSOC_LAYER_MODEL"])
+    model = load_model(os.environ["TSOC_LAYER_MODEL"], config)
     golden = cnn.run(model)
     offsets, table, data = place(model)
     progs = accel.plan(model, config, lambda t: offsets[t], tanh_table_addr=table, data=data)
