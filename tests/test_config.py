@@ -261,3 +261,16 @@ def test_rspec_counts_the_process_spaces_a_pcore_has():
     one = two.with_overrides(pcore_processes=1)
     assert two.rspec()["internal_kib"] == 2 * one.rspec()["internal_kib"] == (8 * 256 + 1024) * 2 * 2 // 1024
     assert expected_rspec(one) == one.rspec() and expected_rspec(two) == two.rspec()
+
+
+def test_bench_layers_trace_needs_a_trace_buffer(capsys, tmp_path):
+    """`tsoc bench layers --trace DIR` on a configuration without the
+    activity trace (the Colorlight i5's te_trace_depth=0) is refused
+    before anything runs, naming the field, instead of writing an empty
+    report per layer."""
+    from tensorsoc.cli import main
+    out = tmp_path / "traces"
+    assert main(["bench", "layers", "examples/mlp.yaml", "--set", "te_trace_depth=0", "--trace", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "no activity trace buffer (te_trace_depth=0)" in err and "--set te_trace_depth=256" in err
+    assert not out.exists()

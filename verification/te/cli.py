@@ -136,6 +136,11 @@ def cmd_bench_layers(args):
     from tensorsoc.spec.errors import UserError
     from tensorsoc.spec.config import DEFAULT
     config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
+    if args.trace and not config.te_trace_depth:
+        # (the engine records nothing: each layer's report would be empty)
+        raise UserError(f"--trace {args.trace}: this configuration has no activity trace buffer "
+                        "(te_trace_depth=0); drop --set te_trace_depth=0 or give it a depth, "
+                        "e.g. --set te_trace_depth=256, the default")
     try:
         rep = run_layers(args.models or LAYER_MODELS, config)
     except FileNotFoundError as e:
@@ -214,7 +219,7 @@ def register(groups):
     layers.add_argument("models", nargs="*", metavar="MODEL",
                         help=f"YAML models (default: {' '.join(LAYER_MODELS)})")
     layers.add_argument("--json", metavar="FILE", help="also write the figures (with each layer's trace) as JSON")
-    layers.add_argument("--trace", metavar="DIR", help="write each layer's activity trace report into DIR")
+    layers.add_argument("--trace", metavar="DIR", help="write each layer's activity trace report into DIR (the configuration needs its trace buffer: te_trace_depth > 0)")
     layers.add_argument("--set", action="append", metavar="FIELD=VALUE",
                         help="override a configuration field of spec/config.py (repeatable), e.g. "
                              "--set pcore_round_share=8: the layers are compiled and run for it")
