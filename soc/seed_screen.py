@@ -18,7 +18,11 @@ that came furthest in router2 were among the shorter placements, so
 longer, a few minutes sooner.  For a long screen (thousands of
 iterations, a seed routed to the end), ``--gates`` stops a seed that falls
 behind a schedule of overused wires by given iterations, and
-``--until-routed`` stops the screen once one seed has routed.
+``--until-routed`` stops the screen once one seed has routed.  A seed
+that routes is not stopped: its nextpnr goes on to the legality check
+and the timing analysis after routing, and the screen keeps the Fmax
+per clock and the hold violations it reports, so a routed seed does not
+have to be routed again to know whether it meets timing.
 
 It runs nextpnr as the build's own script does (``gateware/
 build_tensorsoc.sh`` of a `tsoc bitstream` build whose yosys has written
@@ -37,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tensorsoc.soc.bitstream import LOG_FMAX, ROUTER2_ITER
+from tensorsoc.soc.bitstream import LOG_FMAX, ROUTER2_ITER, parse_hold_violations
 from tensorsoc.soc.builder import TOP, venv_tool
 from tensorsoc.spec.errors import UserError
 
@@ -62,6 +66,8 @@ class SeedResult:
     wirelength: int = None                             # the placement's, after nextpnr's last refinement step
     place_s: float = None
     route_s: float = None
+    routed_fmax: dict = field(default_factory=dict)   # clock -> (MHz, constraint MHz), after routing
+    hold_violations: int = None                        # after routing (nextpnr lists ten at most)
 
     def at(self, iteration):
         return self.overused[iteration - 1] if len(self.overused) >= iteration else None
@@ -77,7 +83,9 @@ class SeedResult:
         return {"seed": self.seed, "placed_fmax_mhz": {c: f for c, (f, _) in self.placed_fmax.items()},
                 "constraint_mhz": {c: k for c, (_, k) in self.placed_fmax.items()}, "wirelength": self.wirelength,
                 "overused": self.overused, "fewest": fewest, "fewest_iteration": at, "routed": self.routed,
-                "stopped": self.stopped, "place_s": self.place_s, "route_s": self.route_s}
+                "stopped": self.stopped, "place_s": self.place_s, "route_s": self.route_s,
+                "routed_fmax_mhz": {c: f for c, (f, _) in self.routed_fmax.items()},
+                "hold_violations": self.hold_violations}
 
 
 def nextpnr_command(gateware_dir):
@@ -111,27 +119,40 @@ def _inputs(args):
     return [args[i + 1] for i, a in enumerate(args) if a in ("--json", "--lpf")]
 
 
-def parse_log(text, result):
-    """Fill ``result`` from a nextpnr log read so far."""
+def _clock_block(text, start=0):
+    """{clock: (MHz, constraint MHz)} of the first "Max frequency" block in
+    ``text`` from ``start`` (global clock nets only)."""
+    block = {}
+    for m in LOG_FMAX.finditer(text, start):
+        name = _CLOCK_NET.match(m[1])
+        if not name:
+            continue
+        if name[1] in block:
+            break
+        block[name[1]] = (float(m[2]), float(m[4]))
+    return block
+
+
+def parse_log(text, result, ended=False):
+    """Fill ``result`` from a nextpnr log read so far (``ended``: nextpnr
+    has exited, so its log is whole)."""
     result.overused = [int(m[2]) for m in ROUTER2_ITER.finditer(text)]
     if result.wirelength is None:
         routing = _ROUTING.search(text)
         if routing:
             lengths = _WIRELEN.findall(text, 0, routing.start())
             result.wirelength = int(lengths[-1]) if lengths else None
+    routing = _ROUTING.search(text)
     if not result.placed_fmax:
         # The first "Max frequency" block is nextpnr's estimate after placement.
-        first = {}
-        for m in LOG_FMAX.finditer(text):
-            name = _CLOCK_NET.match(m[1])
-            if not name:
-                continue
-            if name[1] in first:
-                break
-            first[name[1]] = (float(m[2]), float(m[4]))
-        if first and _ROUTING.search(text):
+        first = _clock_block(text)
+        if first and routing:
             result.placed_fmax = first
     result.routed = "Routing complete" in text or (bool(result.overused) and result.overused[-1] == 0)
+    if result.routed and ended and routing:
+        # The block after routing starts is the timing analysis of the routed design.
+        result.routed_fmax = _clock_block(text, routing.end())
+        result.hold_violations = len(parse_hold_violations(text[routing.end():]))
 
 
 def run_yosys(gateware_dir, log=print, yosys=None):
@@ -202,10 +223,21 @@ class Screen:
             run["proc"].wait()
         run["logf"].close()
 
+    def _end_others(self, run, running, done, pending, now):
+        """--until-routed: ``run`` has routed; stop the other seeds, start no more."""
+        seed = run["result"].seed
+        for other in [o for o in running if o is not run]:
+            other["result"].stopped = f"stopped: seed {seed} routed (--until-routed)"
+            self._finish(other, now, running, done)
+        if pending:
+            self.log(f"[seeds] seed {seed} routed: seeds {', '.join(map(str, pending))} not run (--until-routed)")
+        pending.clear()
+
     def _finish(self, run, now, running, done):
         """Stop ``run``'s nextpnr and move its result from running to done."""
         r = run["result"]
-        r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
+        if not run.get("finishing"):     # (a routed seed's time is to its last iteration)
+            r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
         self._stop(run)
         running.remove(run)
         done.append(r)
@@ -230,12 +262,23 @@ class Screen:
                 time.sleep(POLL_S)
                 for run in list(running):
                     r = run["result"]
-                    parse_log(run["log"].read_text(errors="replace"), r)
+                    ended = run["proc"].poll() is not None
+                    parse_log(run["log"].read_text(errors="replace"), r, ended)
                     now = time.monotonic()
                     if r.placed_fmax and run["route_t0"] is None:
                         run["route_t0"] = now
                         r.place_s = now - run["t0"]
-                    ended = run["proc"].poll() is not None
+                    if r.routed and not ended:
+                        # Routed: nextpnr goes on to its check and the timing
+                        # analysis after routing (minutes at most).
+                        if not run.get("finishing"):
+                            run["finishing"] = True
+                            r.route_s = None if run["route_t0"] is None else now - run["route_t0"]
+                            self.log(f"[seeds] seed {r.seed} routed at iteration {len(r.overused)}: nextpnr's "
+                                     "timing analysis after routing")
+                            if self.until_routed:
+                                self._end_others(run, running, done, pending, now)
+                        continue
                     too_long = (self.max_wirelength is not None and r.wirelength is not None
                                 and r.wirelength > self.max_wirelength and not r.routed)
                     if too_long:
@@ -251,20 +294,15 @@ class Screen:
                             r.stopped = f"nextpnr ended (exit status {run['proc'].returncode}) at iteration " \
                                         f"{len(r.overused)}; see {run['log']}"
                         self._finish(run, now, running, done)
-                        if r.routed and self.until_routed:
-                            for other in list(running):
-                                other["result"].stopped = f"stopped: seed {r.seed} routed (--until-routed)"
-                                self._finish(other, now, running, done)
-                            if pending:
-                                self.log(f"[seeds] seed {r.seed} routed: seeds {', '.join(map(str, pending))} "
-                                         f"not run (--until-routed)")
-                            pending.clear()
+                        if r.routed and self.until_routed and not run.get("finishing"):
+                            self._end_others(run, running, done, pending, now)
                             break
                 if time.monotonic() - last >= PROGRESS_EVERY_S:
                     last = time.monotonic()
-                    state = ", ".join(f"seed {run['seed']} " + (f"iteration {len(run['result'].overused)}"
-                                                                if run["result"].overused else "placing")
-                                      for run in running)
+                    state = ", ".join(f"seed {run['seed']} " + (
+                        "routed, timing analysis" if run.get("finishing") else
+                        f"iteration {len(run['result'].overused)}" if run["result"].overused else "placing")
+                        for run in running)
                     self.log(f"[seeds] {int(last - t0) // 60}:{int(last - t0) % 60:02d}: {state}; "
                              f"{len(done)} done, {len(pending)} to go")
         finally:
@@ -281,6 +319,10 @@ def summary(r):
                      + ("" if r.wirelength is None else f", wirelength {r.wirelength}"))
     if r.routed:
         parts.append(f"routed at iteration {len(r.overused)}")
+        if r.routed_fmax:
+            parts.append("after routing " + ", ".join(
+                f"{c} {f:.2f} MHz ({'met' if f >= k else 'FAILS'} {k:g})" for c, (f, k) in r.routed_fmax.items())
+                + f", {r.hold_violations} hold violation{'s' if r.hold_violations != 1 else ''}")
     elif fewest is not None:
         parts.append(f"{r.overused[-1]} overused wires at iteration {len(r.overused)} (fewest {fewest} at {at})")
     if r.stopped:
@@ -305,9 +347,15 @@ def table_text(results, iterations, marks=(10, 30, 50, 100, 200, 500, 1000, 2000
         for c in r.placed_fmax:
             if c not in clocks:
                 clocks.append(c)
+    routed_clocks = []
+    for r in results:
+        for c in r.routed_fmax:
+            if c not in routed_clocks:
+                routed_clocks.append(c)
     head = ["seed", *[f"{c} after placement (MHz)" for c in clocks], "wirelength",
             *[f"overused @{m}" for m in marks],
-            "fewest (iteration)", "place s", "route s", "last (iteration)"]
+            "fewest (iteration)", "place s", "route s", "last (iteration)",
+            *[f"{c} after routing (MHz)" for c in routed_clocks]]
     rows = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for r in rank(results, iterations):
         fewest, at = r.fewest()
@@ -322,6 +370,9 @@ def table_text(results, iterations, marks=(10, 30, 50, 100, 200, 500, 1000, 2000
         cells.append("-" if r.place_s is None else f"{r.place_s:.0f}")
         cells.append("-" if r.route_s is None else f"{r.route_s:.0f}")
         cells.append("routed" if r.routed else f"{r.overused[-1]} ({len(r.overused)})" if r.overused else "-")
+        for c in routed_clocks:
+            f = r.routed_fmax.get(c)
+            cells.append("-" if f is None else f"{f[0]:.2f}{'' if f[0] >= f[1] else ' (< ' + f'{f[1]:g})'}")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -397,7 +448,8 @@ def register(groups):
                     "placement seeds, --jobs at a time, stop each after --iterations router2 iterations (or when "
                     "it has routed) and rank the seeds: the estimate after placement per clock, the placement's "
                     "wirelength, and the overused wires at iterations 10, 30, 50 (and 100 .. 2000 on longer "
-                    "screens) and the last. Which seed to "
+                    "screens) and the last; a seed that routes runs on to nextpnr's timing analysis, and the "
+                    "table gives its Fmax per clock after routing. Which seed to "
                     "route to the end, in minutes per "
                     "seed. Without the build's netlist (`tsoc bitstream --no-tools`) it runs the build's yosys "
                     "step first. docs/fpga.md, 'Choosing a seed'.")
@@ -416,7 +468,8 @@ def register(groups):
                         "the seeds that keep up to the end and drops the others early (docs/fpga.md, "
                         "'Choosing a seed')")
     p.add_argument("--until-routed", action="store_true",
-                   help="once a seed routes, stop the others and start no more")
+                   help="once a seed routes, stop the others and start no more (the routed seed's nextpnr "
+                        "runs on to its timing analysis: the table gives its Fmax per clock after routing)")
     p.add_argument("--out", help="folder for the seeds' logs and hard links to the netlist (default <build>/seeds)")
     p.add_argument("--json", metavar="OUT", help="write the figures as JSON")
     p.set_defaults(func=cmd_bench_seeds)

@@ -38,6 +38,13 @@ for k in range(1, 100000):
     print(f"Info:     iter={k} wires=366301 overused={over} overuse={over} archfail=NA", flush=True)
     if seed == 3 and over == 0:
         print("Info: Routing complete.", flush=True)
+        time.sleep(0.3)       # router1's check, then the timing analysis after routing
+        print("Warning: Hold/min time violation for clock '$glbnet$sys_clk': -0.10 ns", flush=True)
+        print(f"Info: Max frequency for clock '$glbnet$host_spi_clk$TRELLIS_IO_IN': 79.15 MHz (PASS at 50.00 MHz)")
+        print(f"Info: Max frequency for clock                            '$glbnet$sys_clk': 47.10 MHz "
+              f"(FAIL at 50.00 MHz)", flush=True)
+        time.sleep(0.3)
+        print("Info: Program finished normally.", flush=True)
         sys.exit(0)
     if seed == 4 and k == 3:
         print("ERROR: out of memory", flush=True)
@@ -93,7 +100,13 @@ def test_screen_ranks_the_seeds(gateware, monkeypatch):
     assert rows[2].startswith("| 3 | 83.80 | 48.48 (< 50) | 129500 | routed |")
     assert rows[3].startswith(f"| 2 | 83.80 | 53.46 | 128000 | {6000 // 8} | {6000 // 8} (8) |")
     assert any("seed 3: after placement host_spi_clk 83.80 MHz, sys_clk 48.48 MHz, wirelength 129500; "
-               "routed at iteration 6" in ln for ln in lines)
+               "routed at iteration 6; after routing host_spi_clk 79.15 MHz (met 50), sys_clk 47.10 MHz "
+               "(FAILS 50), 1 hold violation" in ln for ln in lines)
+    # a routed seed runs on to its timing analysis: the figures after routing, in the table's last columns
+    assert by_seed[3].routed_fmax == {"host_spi_clk": (79.15, 50.0), "sys_clk": (47.1, 50.0)}
+    assert by_seed[3].hold_violations == 1 and not by_seed[1].routed_fmax
+    assert rows[0].endswith("| host_spi_clk after routing (MHz) | sys_clk after routing (MHz) |")
+    assert rows[2].endswith("| routed | 79.15 | 47.10 (< 50) |") and rows[3].endswith("| - | - |")
     # nextpnr ran in its own folder, on hard links, with the seed replaced and no outputs
     argv = (gw.parent / "seeds" / "seed2" / "argv.txt").read_text().split()
     assert argv[-2:] == ["--seed", "2"] and argv.count("--seed") == 1
@@ -154,6 +167,9 @@ def test_until_routed_ends_the_screen_at_the_first_routed_seed(gateware, monkeyp
     by_seed = {r.seed: r for r in results}
     assert sorted(by_seed) == [1, 3]
     assert by_seed[3].routed and by_seed[1].stopped == "stopped: seed 3 routed (--until-routed)"
+    # the others stopped as soon as seed 3 routed; seed 3 itself ran on to its timing analysis
+    assert by_seed[3].routed_fmax["sys_clk"] == (47.1, 50.0)
+    assert any("seed 3 routed at iteration 6: nextpnr's timing analysis after routing" in ln for ln in lines)
     assert any("seed 3 routed: seeds 2 not run (--until-routed)" in ln for ln in lines)
     assert S.table_text(results, 100000).splitlines()[2].startswith("| 3 |")
 
