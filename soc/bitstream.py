@@ -831,6 +831,8 @@ def option_notes(cfg):
         notes.append("one shared bus")
     if not cfg.get("host_sensor", 1):
         notes.append("no sensor port (host_sensor=0)")
+    if cfg.get("host_write_pipe", 0):
+        notes.append("the host port's write queue from a register (host_write_pipe=1)")
     if not cfg.get("csr_readback", 1):
         notes.append("write-only control registers read as 0 (csr_readback=0)")
     return "".join(f", {n}" for n in notes)
@@ -911,6 +913,8 @@ def config_table_markdown():
          lambda t, c: (f"{c.te_trace_depth} records" if c.te_trace_depth else "none") if c.accelerator else "-"),
         ("Wishbone interconnect (`bus_shared`)", lambda t, c: "one shared bus" if c.bus_shared else "crossbar"),
         ("host port's sensor port (`host_sensor`)", lambda t, c: "yes" if c.host_sensor else "no: Acquire answers SENSOR"),
+        ("host port's write queue from a register (`host_write_pipe`)",
+         lambda t, c: "yes" if c.host_write_pipe else "no"),
         ("write-only control registers read back (`csr_readback`)",
          lambda t, c: "yes" if c.csr_readback else "no: they read as 0"),
         ("peak MACs per clock (NP x VW)", lambda t, c: str(c.peak_macs_per_clock) if c.accelerator else "-"),

@@ -148,14 +148,15 @@ def _te_spu(config, build_dir):
 
 def _host_port(config, build_dir):
     from migen import Record
-    from tensorsoc.cores.host_spi.core import HostSPISlave
+    from tensorsoc.cores.host_spi.core import host_port
     from tensorsoc.cores.host_spi.pins import pins_record
     from tensorsoc.soc.tensorsoc import MEM_MAP
     w = config.windows(MEM_MAP["main_ram"])
     windows = {Window.MODEL: w["model"], Window.TENSOR: w["tensor"], Window.SERVER: w["server"]}
     pads = pins_record("host_spi")
     sensor = Record([("valid", 1), ("data", 8), ("ready", 1)], name="sensor")
-    h = HostSPISlave(pads, sensor, windows, msb_first=bool(config.host_msb_first), sensor=bool(config.host_sensor))
+    h = host_port(pads, sensor, windows, msb_first=bool(config.host_msb_first), sensor=bool(config.host_sensor),
+                  write_pipe=bool(config.host_write_pipe))
     return Elaborated(h, [pads, sensor, h.wb_write, h.wb_read] + ([h.sensor.bus] if h.sensor is not None else []))
 
 

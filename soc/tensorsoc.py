@@ -165,14 +165,15 @@ class TensorSoC(SoCCore):
         """The SPI/QPI host port (cores/host_spi/) with its DMA into the windows.
         The bit order is the configuration's unless ``msb_first`` is given."""
         msb_first = bool(self.tsoc_config.host_msb_first) if msb_first is None else msb_first
-        from tensorsoc.cores.host_spi.core import HostSPISlave
+        from tensorsoc.cores.host_spi.core import host_port
         from tensorsoc.spec.host_protocol import Window
         windows = {Window.MODEL: self.windows["model"], Window.TENSOR: self.windows["tensor"],
                    Window.SERVER: self.windows["server"]}
-        port = HostSPISlave(pads, sensor_pads, windows, msb_first=msb_first,
-                            bus_data_width=self.bus.data_width, bus_adr_width=self.bus.address_width,
-                            sensor=bool(self.tsoc_config.host_sensor),
-                            readback=bool(self.tsoc_config.csr_readback))
+        port = host_port(pads, sensor_pads, windows, msb_first=msb_first,
+                         bus_data_width=self.bus.data_width, bus_adr_width=self.bus.address_width,
+                         sensor=bool(self.tsoc_config.host_sensor),
+                         readback=bool(self.tsoc_config.csr_readback),
+                         write_pipe=bool(self.tsoc_config.host_write_pipe))
         self.add_core("host_port", port, masters=[port.wb_write, port.wb_read]
                       + ([port.sensor.bus] if port.sensor is not None else []))
         self.add_constant("HOST_PORT_MSB_FIRST", int(msb_first))

@@ -172,6 +172,13 @@ class SoCConfig:
     # with the error SENSOR at once), a bus master and its counters less for
     # the smallest FPGAs (docs/host_port.md, "Sensor port").
     host_sensor: int = 1
+    # Host port: 1, the write queue's output from a register (one clock more
+    # per write transaction, 63 flip-flops): its block RAM's read data then
+    # no longer forms the DMA writer's bus request in the same clock, which
+    # on a shared bus ran through the arbiter into main RAM, the Colorlight
+    # i5's sys critical path at 2 x 8 x 4 (docs/fpga.md, "The host port's
+    # write queue from a register"); 0, not.
+    host_write_pipe: int = 0
     # 1: the control registers of tensorsoc's cores that the firmware only
     # writes (the host port's STATUS_SET .. SPEC3, the PCORE array's FUNC and
     # START, the instruction fetch's ADDRESS, LENGTH and CONTROL) read back
@@ -273,6 +280,9 @@ class SoCConfig:
         if self.host_sensor not in (0, 1):
             raise ConfigError(f"host_sensor={self.host_sensor}: must be 1 (the sensor port) or 0 (none: Acquire "
                               f"answers SENSOR)")
+        if self.host_write_pipe not in (0, 1):
+            raise ConfigError(f"host_write_pipe={self.host_write_pipe}: must be 1 (the host port's write queue "
+                              f"from a register) or 0 (not)")
         if self.csr_readback not in (0, 1):
             raise ConfigError(f"csr_readback={self.csr_readback}: must be 1 (write-only control registers read "
                               f"back their value) or 0 (they read as 0)")

@@ -47,6 +47,7 @@ def test_default_is_valid_and_exported_to_c():
     ("te_trace_depth", 8192, "must be 0 .none. or a power of 2 from 16 to 4096 records"),
     ("bus_shared", 2, "must be 0 .a crossbar. or 1 .one shared bus."),
     ("host_sensor", 2, "must be 1 .the sensor port. or 0 .none: Acquire answers SENSOR."),
+    ("host_write_pipe", 2, "must be 1 .the host port.s write queue from a register. or 0 .not."),
     ("csr_readback", 2, "must be 1 .write-only control registers read back their value. or 0 .they read as 0."),
     ("pcore_stats", 2, "must be 1 .the PCORE array's CYCLES, VOPS and MACS registers. or 0 .none."),
     ("pcore_processes", 0, "2 process spaces .the engine loads one while a kernel runs on the other. or 1"),

@@ -152,17 +152,19 @@ def test_host_port_colorlight_i5_accelerator_build():
 
 @pytest.mark.long
 def test_host_port_two_pcores_of_one_process_space():
-    """The i5 target with two PCOREs of one process space each (`--set
-    np=2 --set pcore_processes=1`, docs/fpga.md "One process space": the
-    engine waits for every kernel, the model compiler runs the passes in
-    turn): the example models through the fast path in QPI, every layer on
-    the accelerator and bit-exact, RSpec's internal memory per tile that of
-    one space.  Long tier: `make test` runs the engine and the real array
-    on one space (tests/test_te_engine.py) and the compiler's programs on
-    the reference executor (tests/test_model_accel.py)."""
+    """The i5's 8-MAC build, two PCOREs of one process space each and the
+    host port's write queue from a register (`--set np=2 --set
+    pcore_processes=1 --set host_write_pipe=1`, docs/fpga.md "One process
+    space": the engine waits for every kernel, the model compiler runs the
+    passes in turn): the example models through the fast path in QPI,
+    every layer on the accelerator and bit-exact, RSpec's internal memory
+    per tile that of one space.  Long tier: `make test` runs the engine and
+    the real array on one space (tests/test_te_engine.py), the compiler's
+    programs on the reference executor (tests/test_model_accel.py) and the
+    write queue with its register (tests/test_host_write_queue.py)."""
     testcase = ["rid_and_spec", "example_models_bit_exact"]
-    cases = run_host_tests(i5_build("soc-i5-np2p1", np=2, pcore_processes=1), "i5_np2p1_fast_qpi", I5_ENV,
-                           testcase=testcase)
+    cases = run_host_tests(i5_build("soc-i5-np2p1", np=2, pcore_processes=1, host_write_pipe=1),
+                           "i5_np2p1_fast_qpi", I5_ENV, testcase=testcase)
     assert sorted(c.get("name") for c in cases) == sorted(testcase)
 
 

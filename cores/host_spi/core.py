@@ -45,33 +45,46 @@ class WriteQueue(LiteXModule):
     congested net (docs/fpga.md, "The host port's write FIFO without
     addresses"): this one is 35 bits wide, one block RAM.
 
-    ``source`` comes from a register (LiteX ``stream.PipeValid``): the
-    FIFO's read data is a block RAM's output, and its ``is_addr`` bit
-    formed the DMA writer's request, which ran through the bus's
-    arbiter into the memory in the same clock, the 25F's ``sys``
-    critical path (docs/fpga.md, "The host port's write queue from a
-    register").  ``level``: entries in the FIFO; ``held``: a word in
-    the output register; ``drained``: neither, every word is written.
+    ``pipe`` (``SoCConfig.host_write_pipe``): ``source`` comes from a
+    register (LiteX ``stream.PipeValid``).  Without it the FIFO's read
+    data, a block RAM's output, forms the DMA writer's request (its
+    ``is_addr`` bit), which on a shared bus runs through the arbiter
+    into the memory in the same clock: the 25F's ``sys`` critical path
+    at 2 x 8 x 4 (docs/fpga.md, "The host port's write queue from a
+    register").  ``level``: entries in the FIFO; ``held``: a word in the
+    output register (0 without it); ``drained``: neither, every word is
+    written.
     """
 
-    def __init__(self, depth, data_width=32, adr_width=30):
+    def __init__(self, depth, data_width=32, adr_width=30, pipe=False):
         self.sink = stream.Endpoint([("is_addr", 1), ("data", data_width)])
         self.source = stream.Endpoint([("address", adr_width), ("data", data_width)])
         self.fifo = fifo = stream.SyncFIFO(self.sink.description, depth, buffered=True)
-        self.out = out = stream.PipeValid(self.source.description)
+        if pipe:
+            self.out = out = stream.PipeValid(self.source.description)
+        else:
+            out = None
         self.level = fifo.level
-        self.held = out.source.valid
-        self.drained = Signal()
+        self.held = out.source.valid if pipe else Constant(0, 1)
+        # (Signal() in a statement of its own: Migen's tracer names it from
+        # the assignment.  Without the register an expression, not a
+        # signal: nothing is added to the netlist unless it is used.)
+        if pipe:
+            self.drained = Signal()
+        else:
+            self.drained = fifo.level == 0
         nxt = Signal(adr_width)      # the address of the next data word
-        self.comb += [
+        to = out.sink if pipe else self.source
+        stmts = [
             self.sink.connect(fifo.sink),
-            out.sink.valid.eq(fifo.source.valid & ~fifo.source.is_addr),
-            out.sink.address.eq(nxt),
-            out.sink.data.eq(fifo.source.data),
-            fifo.source.ready.eq(fifo.source.is_addr | out.sink.ready),
-            out.source.connect(self.source),
-            self.drained.eq((fifo.level == 0) & ~out.source.valid),
+            to.valid.eq(fifo.source.valid & ~fifo.source.is_addr),
+            to.address.eq(nxt),
+            to.data.eq(fifo.source.data),
+            fifo.source.ready.eq(fifo.source.is_addr | to.ready),
         ]
+        if pipe:
+            stmts += [out.source.connect(self.source), self.drained.eq((fifo.level == 0) & ~out.source.valid)]
+        self.comb += stmts
         self.sync += If(fifo.source.valid & fifo.source.ready,
                         nxt.eq(Mux(fifo.source.is_addr, fifo.source.data[:adr_width], nxt + 1)))
 
@@ -90,7 +103,18 @@ class HostSPISlave(LiteXModule):
     ``readback`` False: the storage registers (``status_set`` ..
     ``spec3``), which the firmware only writes, read as 0
     (``SoCConfig.csr_readback=0``, cores/csr_storage.py).
+
+    ``write_pipe`` (class attribute; ``host_port(..., write_pipe=True)``
+    sets it on the instance before the constructor runs): the write
+    queue's output from a register (``SoCConfig.host_write_pipe``,
+    WriteQueue).  It is not a constructor parameter because a new
+    parameter renumbers the constructor's closure cells, and Migen's
+    name tracer (Python 3.11) names signals from those numbers: every
+    board's netlist would change (docs/fpga.md, "The host port's write
+    queue from a register").
     """
+
+    write_pipe = False
 
     def __init__(self, pads, sensor_pads, windows, msb_first=False, bus_data_width=32, bus_adr_width=30,
                  sensor=True, readback=True):
@@ -158,9 +182,14 @@ class HostSPISlave(LiteXModule):
         # transaction's first word, the address they go to (WriteQueue):
         # one block RAM, 64 entries and the FIFO's output register, a
         # chunk's 64 words and its address, then the queue's own register.
-        self.wfifo = wfifo = WriteQueue(CHUNK_SIZE * 8 // bus_data_width, bus_data_width, bus_adr_width)
+        self.wfifo = wfifo = WriteQueue(CHUNK_SIZE * 8 // bus_data_width, bus_data_width, bus_adr_width,
+                                        pipe=self.write_pipe)
         self.comb += wfifo.source.connect(dma_w.sink)
-        drained = wfifo.drained
+        if self.write_pipe:
+            drained = wfifo.drained
+        else:
+            drained = Signal()
+            self.comb += drained.eq(wfifo.level == 0)
         self.dma_r = dma_r = WishboneDMAReader(self.wb_read, endianness="big", fifo_depth=4)
         # Read addresses reach the reader through a register stage both ways
         # (LiteX stream.Buffer, valid and ready piped): the reader takes an
@@ -564,3 +593,12 @@ class HostSPISlave(LiteXModule):
         )
         if sensor is not None:
             self.comb += sensor.length_in.eq(self._input_len.storage)
+
+
+def host_port(*args, write_pipe=False, **kwargs):
+    """A HostSPISlave (its arguments) with ``write_pipe`` set before its
+    constructor runs (see HostSPISlave.write_pipe)."""
+    port = HostSPISlave.__new__(HostSPISlave)
+    port.write_pipe = write_pipe
+    port.__init__(*args, **kwargs)
+    return port
