@@ -172,8 +172,8 @@ class SoCConfig:
     # with the error SENSOR at once), a bus master and its counters less for
     # the smallest FPGAs (docs/host_port.md, "Sensor port").
     host_sensor: int = 1
-    # Host port: 1, the write queue's output from a register (one clock more
-    # per write transaction, 63 flip-flops): its block RAM's read data then
+    # Host port: 1, the write queue's output from a register (a clock more
+    # before each word reaches the bus, 63 flip-flops): its block RAM's read data then
     # no longer forms the DMA writer's bus request in the same clock, which
     # on a shared bus ran through the arbiter into main RAM, the Colorlight
     # i5's sys critical path at 2 x 8 x 4 (docs/fpga.md, "The host port's

@@ -177,11 +177,11 @@ class HostSPISlave(LiteXModule):
         # rate whatever the memory's (SDRAM behind an L2 cache is slower
         # than QPI), and the transaction ends without waiting for memory.
         # ``drained``: every word queued is written (the DMA writer takes a
-        # word off the queue's output register when the bus acknowledges
-        # it).  Its entries are data words and, in front of each
-        # transaction's first word, the address they go to (WriteQueue):
-        # one block RAM, 64 entries and the FIFO's output register, a
-        # chunk's 64 words and its address, then the queue's own register.
+        # word off the queue when the bus acknowledges it).  Its entries
+        # are data words and, in front of each transaction's first word,
+        # the address they go to (WriteQueue): one block RAM, 64 entries
+        # and the FIFO's output register, a chunk's 64 words and its
+        # address (and, with ``write_pipe``, the queue's own register).
         self.wfifo = wfifo = WriteQueue(CHUNK_SIZE * 8 // bus_data_width, bus_data_width, bus_adr_width,
                                         pipe=self.write_pipe)
         self.comb += wfifo.source.connect(dma_w.sink)
