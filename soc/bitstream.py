@@ -737,7 +737,26 @@ class BoardBuild(SoCBuild):
         size = self.compile_firmware()
         self.log(f"[fpga] firmware: {size} bytes in ROM")
         self.write_gateware()
+        self.check_netlist()
         return time.monotonic() - t0
+
+    def check_netlist(self):
+        """Say whether this build's netlist is the one the target's seed was
+        chosen for (``BoardTarget.netlist_sha256``): any change to the
+        gateware, the configuration or the tool options is a new placement
+        at the same seed, which may not route or meet timing."""
+        self.netlist_sha256 = digest = netlist_digest(self.gateware_dir)
+        known = self.target.netlist_sha256
+        if not known or self.seed != self.target.seed:
+            return
+        if digest == known:
+            self.log(f"[fpga] netlist {digest[:12]}: the one seed {self.seed} was chosen for")
+        else:
+            self.log(f"[fpga] note: netlist {digest[:12]} is not the one the target's seed {self.seed} was chosen "
+                     f"for ({known[:12]}): the gateware, the configuration or the tool options differ, so this is "
+                     f"a new placement, and router2 may not converge or timing may not be met at this seed "
+                     f"(the build tries up to {self.seed_tries} seed{'s' if self.seed_tries > 1 else ''}; "
+                     f"docs/fpga.md, 'Choosing a seed')")
 
     def build(self):
         """The whole flow; returns the Report.  Raises TimingError (after
@@ -767,6 +786,24 @@ class BoardBuild(SoCBuild):
                               f"{'; '.join(report.hold_violations)}. A lower clock does not fix these: "
                               f"try another --seed; the paths are in {self.log_file}")
         return report
+
+
+def netlist_digest(gateware_dir):
+    """SHA-256 of what a build's placement depends on besides its seed: the
+    Verilog without comments and blank lines (LiteX's header carries the
+    date and its git hash), the yosys script, the constraints and the
+    nextpnr command line without ``--seed``.  A target records the digest
+    its seed was chosen for (``BoardTarget.netlist_sha256``)."""
+    import hashlib
+    g = Path(gateware_dir)
+    verilog = re.sub(r"/\*.*?\*/", "", (g / f"{TOP}.v").read_text(), flags=re.S)
+    h = hashlib.sha256("\n".join(line for line in verilog.splitlines()
+                                  if line.strip() and not line.lstrip().startswith("//")).encode())
+    for name in (f"{TOP}.ys", f"{TOP}.lpf"):
+        h.update(b"\0" + (g / name).read_bytes())
+    pnr = [line for line in (g / f"build_{TOP}.sh").read_text().splitlines() if line.startswith("nextpnr-ecp5")]
+    h.update(b"\0" + re.sub(r"\s--seed\s+\d+", "", " ".join(pnr)).strip().encode())
+    return h.hexdigest()
 
 
 def lut_mapping_for_area(script, delay_ps):

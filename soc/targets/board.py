@@ -53,6 +53,12 @@ class BoardTarget:
     # nextpnr's placement seed for `tsoc bitstream` without --seed (a
     # target whose seed is not 1 says why).
     seed: int = 1
+    # soc.bitstream.netlist_digest of the build ``seed`` was chosen for
+    # ("" : none recorded).  Any change to the gateware, the configuration
+    # or the tool options re-rolls the placement at the same seed:
+    # `tsoc bitstream` says so, and tests/test_target_netlists.py fails
+    # until the target's build is run again and seed and digest recorded.
+    netlist_sha256: str = ""
     # Seeds `tsoc bitstream` tries in all, from ``seed`` up, when router2
     # diverges (--seed-tries overrides): each new try places and routes the
     # same netlist again.

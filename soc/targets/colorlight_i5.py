@@ -90,6 +90,9 @@ TARGET = BoardTarget(
     # 778, sys 52.09 MHz, host SCLK 77.98 MHz (2026-11-30; seed 16 came to 73
     # overused wires at iteration 360 and was stopped as not converging).
     seed=17,
+    # The netlist seed 17 routed and met timing with (sys 52.09 MHz;
+    # soc.bitstream.netlist_digest).
+    netlist_sha256="7fd96919fd915e404088570c961bc2162180b99ea4c2a789386e010672b3051a",
     nextpnr_args=("--placer", "static", "--router2-alt-weights"),
     # abc9's LUT mapping with a 10 ns delay target instead of the fastest
     # mapping ABC finds: about 1k LUT4 fewer on this configuration's first

@@ -79,6 +79,9 @@ TARGET = BoardTarget(
     # the placement: when router2 diverges the build tries the next seeds
     # (seed_tries) and says which one to set here.
     seed=5,
+    # The netlist seed 5 routed and met timing with (docs/fpga.md, "Status
+    # and limits": accel 60.68, sys 48.36 MHz; soc.bitstream.netlist_digest).
+    netlist_sha256="a1d92de26f68c50306750593210daa591affb1d1b4aff97a65d90b9c3389f7e0",
     # nextpnr's HeAP placer with a timing weight of 30 (nextpnr's default
     # 10) and router2's timing-driven rip-up (--tmg-ripup): the current
     # gateware at seed 5 meets 60 MHz with both (60.68 MHz since the host
