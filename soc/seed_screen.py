@@ -278,6 +278,7 @@ class Screen:
                                      "timing analysis after routing")
                             if self.until_routed:
                                 self._end_others(run, running, done, pending, now)
+                                break           # (the list walked is stale: the others are done)
                         continue
                     too_long = (self.max_wirelength is not None and r.wirelength is not None
                                 and r.wirelength > self.max_wirelength and not r.routed)

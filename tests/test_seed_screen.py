@@ -174,6 +174,19 @@ def test_until_routed_ends_the_screen_at_the_first_routed_seed(gateware, monkeyp
     assert S.table_text(results, 100000).splitlines()[2].startswith("| 3 |")
 
 
+def test_until_routed_when_the_routed_seed_comes_first(gateware, monkeypatch):
+    """The routed seed ahead of the others in the screen's list: the
+    others are stopped once, while the routed one runs on to its timing."""
+    gw, fake = gateware
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    results = S.Screen(gw, [3, 1, 2], iterations=100000, jobs=2, nextpnr=str(fake), log=lambda _: None,
+                       until_routed=True).run()
+    by_seed = {r.seed: r for r in results}
+    assert sorted(by_seed) == [1, 3]
+    assert by_seed[3].routed_fmax["sys_clk"] == (47.1, 50.0)
+    assert by_seed[1].stopped == "stopped: seed 3 routed (--until-routed)"
+
+
 def test_cli(gateware, monkeypatch, capsys, tmp_path):
     from tensorsoc.cli import main
     gw, fake = gateware
