@@ -341,18 +341,20 @@ def rank(results, iterations):
     return sorted(results, key=key)
 
 
+def _clocks(results, attr):
+    """The clocks of ``attr`` (placed_fmax / routed_fmax) over ``results``, in order of appearance."""
+    return list(dict.fromkeys(c for r in results for c in getattr(r, attr)))
+
+
+def _mhz_cell(f):
+    """'-', or MHz with the constraint when it is missed: (MHz, constraint MHz)."""
+    return "-" if f is None else f"{f[0]:.2f}{'' if f[0] >= f[1] else ' (< ' + f'{f[1]:g})'}"
+
+
 def table_text(results, iterations, marks=(10, 30, 50, 100, 200, 500, 1000, 2000)):
     marks = [m for m in marks if m < iterations] + [iterations]
-    clocks = []
-    for r in results:
-        for c in r.placed_fmax:
-            if c not in clocks:
-                clocks.append(c)
-    routed_clocks = []
-    for r in results:
-        for c in r.routed_fmax:
-            if c not in routed_clocks:
-                routed_clocks.append(c)
+    clocks = _clocks(results, "placed_fmax")
+    routed_clocks = _clocks(results, "routed_fmax")
     head = ["seed", *[f"{c} after placement (MHz)" for c in clocks], "wirelength",
             *[f"overused @{m}" for m in marks],
             "fewest (iteration)", "place s", "route s", "last (iteration)",
@@ -361,9 +363,7 @@ def table_text(results, iterations, marks=(10, 30, 50, 100, 200, 500, 1000, 2000
     for r in rank(results, iterations):
         fewest, at = r.fewest()
         cells = [str(r.seed)]
-        for c in clocks:
-            f = r.placed_fmax.get(c)
-            cells.append("-" if f is None else f"{f[0]:.2f}{'' if f[0] >= f[1] else ' (< ' + f'{f[1]:g})'}")
+        cells += [_mhz_cell(r.placed_fmax.get(c)) for c in clocks]
         cells.append("-" if r.wirelength is None else str(r.wirelength))
         cells += ["routed" if (r.routed and r.at(m) is None) else ("-" if r.at(m) is None else str(r.at(m)))
                   for m in marks]
@@ -371,9 +371,7 @@ def table_text(results, iterations, marks=(10, 30, 50, 100, 200, 500, 1000, 2000
         cells.append("-" if r.place_s is None else f"{r.place_s:.0f}")
         cells.append("-" if r.route_s is None else f"{r.route_s:.0f}")
         cells.append("routed" if r.routed else f"{r.overused[-1]} ({len(r.overused)})" if r.overused else "-")
-        for c in routed_clocks:
-            f = r.routed_fmax.get(c)
-            cells.append("-" if f is None else f"{f[0]:.2f}{'' if f[0] >= f[1] else ' (< ' + f'{f[1]:g})'}")
+        cells += [_mhz_cell(r.routed_fmax.get(c)) for c in routed_clocks]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
