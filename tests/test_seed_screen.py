@@ -5,7 +5,6 @@ placement estimate, router2's iteration lines) per seed."""
 
 import json
 import sys
-import time
 
 import pytest
 
@@ -81,9 +80,7 @@ def test_screen_ranks_the_seeds(gateware, monkeypatch):
     gw, fake = gateware
     monkeypatch.setattr(S, "POLL_S", 0.05)
     lines = []
-    t0 = time.monotonic()
     results = S.Screen(gw, [1, 2, 3, 4], iterations=8, jobs=2, nextpnr=str(fake), log=lines.append).run()
-    assert time.monotonic() - t0 < 60
     by_seed = {r.seed: r for r in results}
     # stopped at the iterations asked for (the stand-in would run on), or routed, or failed
     assert len(by_seed[1].overused) >= 8 and by_seed[1].at(8) == 7000 // 8 and not by_seed[1].routed
@@ -159,14 +156,15 @@ def test_until_routed_ends_the_screen_at_the_first_routed_seed(gateware, monkeyp
     gw, fake = gateware
     monkeypatch.setattr(S, "POLL_S", 0.05)
     lines = []
-    t0 = time.monotonic()
     # seed 1 would run the 100,000 iterations (about half an hour); seed 3 routes at iteration 6
     results = S.Screen(gw, [1, 3, 2], iterations=100000, jobs=2, nextpnr=str(fake), log=lines.append,
                        until_routed=True).run()
-    assert time.monotonic() - t0 < 60
     by_seed = {r.seed: r for r in results}
     assert sorted(by_seed) == [1, 3]
     assert by_seed[3].routed and by_seed[1].stopped == "stopped: seed 3 routed (--until-routed)"
+    # stopped early: the stand-in's log (not the result, cut at --iterations) ends far short of its 100,000
+    log = (gw.parent / "seeds" / "seed1" / "nextpnr.log").read_text()
+    assert 6 <= log.count("iter=") < 1000
     # the others stopped as soon as seed 3 routed; seed 3 itself ran on to its timing analysis
     assert by_seed[3].routed_fmax["sys_clk"] == (47.1, 50.0)
     assert any("seed 3 routed at iteration 6: nextpnr's timing analysis after routing" in ln for ln in lines)
