@@ -109,3 +109,16 @@ def test_layers_are_compiled_for_the_configuration_given(tmp_path):
     rows = [r for m in report["models"] for r in m["layers"]]
     assert [r["kind"] for r in rows] == ["conv", "maxpool", "lin", "lin"]
     assert all(r["engine"] == "accel" and r["bit_exact"] and r["errors"] == 0 for r in rows)
+
+
+def test_a_model_that_does_not_compile_for_the_configuration_is_refused_with_its_line(capsys):
+    """`tsoc bench layers --set vw=4` on a model padded for VW = 8
+    (cnn_instructions, stream padding 5): the error names the file, line
+    and field before any simulation starts (it was "the layer bench did not
+    finish: see results.xml")."""
+    from tensorsoc.cli import main
+    from tensorsoc.verification.te.top import REPO
+    assert main(["bench", "layers", "--set", "vw=4", str(REPO / "examples" / "cnn_instructions.yaml")]) == 1
+    out = capsys.readouterr()
+    assert "cnn_instructions.yaml:56:" in out.err and "res_stream_padding" in out.err and "VW = 4" in out.err
+    assert "[bench]" not in out.out

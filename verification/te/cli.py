@@ -62,6 +62,7 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
     from tensorsoc.spec.config import SoCConfig
     from tensorsoc.verification.te.run import run
     from tensorsoc.verification.te.top import REPO
+    from tensorsoc.sw.model.frontend import load_model
     config = config or SoCConfig()
     rep = {"np": config.np, "nt": config.nt, "vw": config.vw, "peak": config.np * config.vw,
            "round_share": config.pcore_round_share, "models": []}
@@ -72,6 +73,9 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
                 path = REPO / model
             if not path.exists():
                 raise FileNotFoundError(f"{model}: no such model file")
+            # (a model that breaks a rule at this configuration, e.g. its stream padding at another VW, fails here
+            # with its file, line and field, not as a simulation that did not finish)
+            load_model(path, config)
             progress(f"[bench] {path.name}: running its layer programs ({i + 1}/{len(models)}; "
                      "the first run builds the engine + PCORE array, about a minute)")
             out = Path(tmp) / f"layers{i}.json"
@@ -135,6 +139,7 @@ def software_layers(rep):
 def cmd_bench_layers(args):
     from tensorsoc.spec.errors import UserError
     from tensorsoc.spec.config import DEFAULT
+    from tensorsoc.sw.model.yamlsrc import ModelError
     config = DEFAULT.with_settings(args.set)       # a bad --set is a ConfigError, a UserError
     if args.trace and not config.te_trace_depth:
         # (the engine records nothing: each layer's report would be empty)
@@ -143,7 +148,7 @@ def cmd_bench_layers(args):
                         "e.g. --set te_trace_depth=256, the default")
     try:
         rep = run_layers(args.models or LAYER_MODELS, config)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, ModelError) as e:
         raise UserError(str(e))
     print(format_layers(rep))
     soft = software_layers(rep)
