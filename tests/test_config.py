@@ -143,13 +143,13 @@ def test_bad_memtest_size_is_refused(value):
 def test_sim_sdram_of_the_boards():
     from tensorsoc.soc.builder import parse_sim_sdram
     u = parse_sim_sdram("ulx3s")
-    assert (u.module_name, u.data_width, u.size, u.l2_cache_size) == ("MT48LC16M16", 16, 32 * MiB, 8192)
+    assert (u.module_name, u.data_width, u.size, u.l2_cache_size) == ("MT48LC16M16", 16, 32 * MiB, 65536)
     c = parse_sim_sdram("colorlight_i5")
     assert (c.module_name, c.data_width, c.size, c.l2_cache_size) == ("M12L64322A", 32, 8 * MiB, 0)
     m = parse_sim_sdram("MT41K128M16:16")
     assert (m.module_name, m.data_width, m.size) == ("MT41K128M16", 16, 256 * MiB)
     assert parse_sim_sdram("MT48LC16M16").data_width == 32
-    assert u.describe() == "SDR SDRAM MT48LC16M16 x16 (32 MiB), L2 cache 8 KiB, 128-bit line"
+    assert u.describe() == "SDR SDRAM MT48LC16M16 x16 (32 MiB), L2 cache 64 KiB, 256-bit line"
     w = parse_sim_sdram("ulx3s,l2_line=128,l2=16384")
     assert (w.module_name, w.l2_cache_size, w.l2_cache_min_data_width, w.slug) == \
         ("MT48LC16M16", 16384, 128, "ulx3s-l2_line-128-l2-16384")
