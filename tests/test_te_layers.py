@@ -112,13 +112,15 @@ def test_layers_are_compiled_for_the_configuration_given(tmp_path):
 
 
 def test_a_model_that_does_not_compile_for_the_configuration_is_refused_with_its_line(capsys):
-    """`tsoc bench layers --set vw=4` on a model padded for VW = 8
-    (cnn_instructions, stream padding 5): the error names the file, line
-    and field before any simulation starts (it was "the layer bench did not
-    finish: see results.xml")."""
+    """`tsoc bench layers --set vw=4` on a model that compiles at VW = 4
+    (relu_cnn3) and one padded for VW = 8 (cnn_instructions, stream padding
+    5): the error names the file, line and field before any simulation
+    starts, the first model's included (it was "the layer bench did not
+    finish: see results.xml", after the models before it had run)."""
     from tensorsoc.cli import main
     from tensorsoc.verification.te.top import REPO
-    assert main(["bench", "layers", "--set", "vw=4", str(REPO / "examples" / "cnn_instructions.yaml")]) == 1
+    assert main(["bench", "layers", "--set", "vw=4", str(REPO / "examples" / "relu_cnn3.yaml"),
+                 str(REPO / "examples" / "cnn_instructions.yaml")]) == 1
     out = capsys.readouterr()
     assert "cnn_instructions.yaml:56:" in out.err and "res_stream_padding" in out.err and "VW = 4" in out.err
     assert "[bench]" not in out.out

@@ -66,16 +66,19 @@ def run_layers(models=LAYER_MODELS, config=None, progress=print):
     config = config or SoCConfig()
     rep = {"np": config.np, "nt": config.nt, "vw": config.vw, "peak": config.np * config.vw,
            "round_share": config.pcore_round_share, "models": []}
+    paths = []
+    for model in models:
+        path = Path(model) if Path(model).is_absolute() else (Path.cwd() / model)
+        if not path.exists() and (REPO / model).exists():
+            path = REPO / model
+        if not path.exists():
+            raise FileNotFoundError(f"{model}: no such model file")
+        # (a model that breaks a rule at this configuration, e.g. its stream padding at another VW, fails here,
+        # before any simulation, with its file, line and field, not as a simulation that did not finish)
+        load_model(path, config)
+        paths.append(path)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, model in enumerate(models):
-            path = Path(model) if Path(model).is_absolute() else (Path.cwd() / model)
-            if not path.exists() and (REPO / model).exists():
-                path = REPO / model
-            if not path.exists():
-                raise FileNotFoundError(f"{model}: no such model file")
-            # (a model that breaks a rule at this configuration, e.g. its stream padding at another VW, fails here
-            # with its file, line and field, not as a simulation that did not finish)
-            load_model(path, config)
+        for i, (model, path) in enumerate(zip(models, paths)):
             progress(f"[bench] {path.name}: running its layer programs ({i + 1}/{len(models)}; "
                      "the first run builds the engine + PCORE array, about a minute)")
             out = Path(tmp) / f"layers{i}.json"
