@@ -60,7 +60,7 @@ def test_board_host_link_at_its_documented_qpi_limit():
     from tensorsoc.verification.soc import bench_host
     ratio = TARGETS["ulx3s"].host_sys_per_sclk["QPI"]
     args = build_parser().parse_args(["bench", "host", "--sdram", "ulx3s",
-                                      "--set", f"sys_clk_freq={TARGETS['ulx3s'].config.sys_clk_freq}",
+                                      "--set", f"sys_clk_freq={ULX3S.sys_clk_freq}",
                                       "--build-dir", str(ROOT / "build" / "test" / "board-host")])
     sys_mhz = [bench_host.SCLK_MHZ * ratio, bench_host.SCLK_MHZ * (ratio - 0.1)]
     rows = bench_host.run(_sim_build(args), sys_mhz=sys_mhz, log=lambda *_: None, modes=["QPI"])["rows"]
