@@ -52,8 +52,9 @@ TARGET = BoardTarget(
         # depending on the placement (45.43 MHz at seed 5 with the 64 KiB
         # L2 below), so sys is 30 MHz with margin; sys at 40 MHz (600/15)
         # did not route at seeds 5 and 6, nor 37.5 MHz (600/16) at seeds 5
-        # and 6 (docs/fpga.md, "Main RAM on the board").  The accel clock is the highest that a build of the
-        # current gateware met, on one VCO with sys (soc/targets/crg.py):
+        # and 6 (docs/fpga.md, "Main RAM on the board").  The accel clock
+        # is the highest that a build of the current gateware met, on one
+        # VCO with sys (soc/targets/crg.py):
         # 600 MHz / 10 = 60 MHz.  Each step from 25 MHz, with the build that
         # met it, is in docs/fpga.md ("Measured builds", "Peak performance
         # and ztachip").  The host may clock SCLK at up to 50 MHz in SPI
