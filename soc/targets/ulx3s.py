@@ -54,10 +54,9 @@ TARGET = BoardTarget(
         # did not route at seeds 5 and 6, nor 37.5 MHz (600/16) at seeds 5
         # and 6 (docs/fpga.md, "Main RAM on the board").  The accel clock
         # is the highest that a build of the current gateware met, on one
-        # VCO with sys (soc/targets/crg.py):
-        # 600 MHz / 10 = 60 MHz.  Each step from 25 MHz, with the build that
-        # met it, is in docs/fpga.md ("Measured builds", "Peak performance
-        # and ztachip").  The host may clock SCLK at up to 50 MHz in SPI
+        # VCO with sys (soc/targets/crg.py): 600 MHz / 10 = 60 MHz.  Each
+        # step from 25 MHz, with the build that met it, is in docs/fpga.md
+        # ("Measured builds", "Peak performance and ztachip").  The host may clock SCLK at up to 50 MHz in SPI
         # and 37.5 MHz in QPI (host_sys_per_sclk below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
         accel_clk_freq=60_000_000,
