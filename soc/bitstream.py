@@ -69,16 +69,30 @@ class RoutingDiverged(BuildError):
 class ClockResult:
     domain: str           # LiteX clock domain, or the clock net for other clocks
     net: str              # nextpnr's clock net
-    constraint_mhz: float
+    constraint_mhz: float  # what nextpnr was told (the .lpf's FREQUENCY)
     achieved_mhz: float
+    # What the clock runs at, where nextpnr was told less (a target's
+    # ``pnr_constraint_mhz``); 0: the constraint is the clock.
+    clock_mhz: float = 0.0
+
+    @property
+    def required_mhz(self):
+        """The frequency the clock must reach: its own, or the constraint
+        where that is higher."""
+        return max(self.constraint_mhz, self.clock_mhz)
+
+    @property
+    def relaxed(self):
+        """nextpnr worked for a lower frequency than the clock runs at."""
+        return self.clock_mhz > self.constraint_mhz
 
     @property
     def met(self):
-        return self.achieved_mhz >= self.constraint_mhz
+        return self.achieved_mhz >= self.required_mhz
 
     @property
     def slack_ns(self):
-        return 1e3 / self.constraint_mhz - 1e3 / self.achieved_mhz
+        return 1e3 / self.required_mhz - 1e3 / self.achieved_mhz
 
 
 @dataclass
@@ -99,6 +113,7 @@ class Report:
     router: str = "router2"          # nextpnr's router
     cpu_variant: str = "standard"    # the VexRiscv variant (the target's unless --cpu-variant)
     lut_delay_target: int = 0        # ps: yosys abc9's delay target (--lut-delay-target); 0 synth_ecp5's own
+    pnr_constraint_mhz: dict = field(default_factory=dict)   # domain -> what nextpnr was told, below its clock
 
     @property
     def timing_met(self):
@@ -116,7 +131,9 @@ class Report:
             "clocks_mhz": self.clocks_mhz,
             "utilisation": {RESOURCES.get(k, k): v for k, v in self.utilisation.items()},
             "fmax": [{"domain": c.domain, "net": c.net, "constraint_mhz": c.constraint_mhz,
+                      "clock_mhz": c.clock_mhz or c.constraint_mhz,
                       "achieved_mhz": c.achieved_mhz, "met": c.met} for c in self.fmax],
+            "pnr_constraint_mhz": self.pnr_constraint_mhz,
             "hold_violations": self.hold_violations,
             "timing_met": self.timing_met, "times_s": self.times_s,
             "bitstream": self.bitstream, "notes": self.notes,
@@ -139,6 +156,10 @@ class Report:
                     f"{', '.join(str(sd) for sd, _ in self.seeds_diverged)})" if self.seeds_diverged else ""),
                  *([f"  yosys       LUT mapping for area: abc9 delay target {self.lut_delay_target} ps"]
                    if self.lut_delay_target else []),
+                 *([f"  constraints nextpnr placed and routed for " + ", ".join(
+                     f"{d} at {f:g} MHz" for d, f in self.pnr_constraint_mhz.items())
+                    + "; each clock's Fmax is checked against the frequency it runs at"]
+                   if self.pnr_constraint_mhz else []),
                  "  utilisation"]
         for cell, name in RESOURCES.items():
             if cell in self.utilisation:
@@ -148,7 +169,9 @@ class Report:
         lines.append("  Fmax")
 
         def fmax_line(name, c):
-            return (f"    {name:<14} {c.achieved_mhz:7.2f} MHz  (constraint {c.constraint_mhz:.2f} MHz, "
+            wanted = (f"runs at {c.clock_mhz:.2f} MHz, nextpnr told {c.constraint_mhz:.2f}" if c.relaxed
+                      else f"constraint {c.constraint_mhz:.2f} MHz")
+            return (f"    {name:<14} {c.achieved_mhz:7.2f} MHz  ({wanted}, "
                     f"slack {c.slack_ns:+.2f} ns) {'PASS' if c.met else 'FAIL'}")
         # The host port's CS_N transaction counter is a ripple counter
         # (cores/host_spi/phy.py): each bit is a clock of its own.  One line
@@ -418,16 +441,57 @@ def merge_nextpnr_args(target_args, given):
 # The LiteX clock domains of a board SoC and the configuration field that
 # sets each (sys_ps is sys shifted by 180 degrees).
 CLOCK_FIELDS = {"sys": "sys_clk_freq", "sys_ps": "sys_clk_freq", "accel": "accel_clk_freq"}
+# The clock nets of the .lpf a relaxed constraint (``pnr_constraint_mhz``)
+# rewrites, per domain: `sys_ps` is `sys` phase-shifted for the SDRAM's
+# clock pin and goes with it.
+PNR_CONSTRAINT_NETS = {"sys": ("sys_clk", "sys_ps_clk"), "accel": ("accel_clk",)}
+
+
+def parse_pnr_constraints(items):
+    """{domain: MHz} from ``DOMAIN=MHZ`` items (`tsoc bitstream
+    --pnr-constraint`); MHz 0 drops a target's relaxed constraint."""
+    out = {}
+    for item in items or ():
+        domain, eq, mhz = item.partition("=")
+        try:
+            value = float(mhz)
+        except ValueError:
+            value = -1.0
+        if not eq or domain not in PNR_CONSTRAINT_NETS or value < 0:
+            raise BuildError(f"--pnr-constraint {item}: expected DOMAIN=MHZ with DOMAIN one of "
+                             f"{', '.join(PNR_CONSTRAINT_NETS)} and MHZ a frequency (0: the clock itself), "
+                             f"e.g. --pnr-constraint sys=30")
+        out[domain] = value
+    return out
 
 
 class BoardBuild(SoCBuild):
     """The bitstream build of one board target, under ``build/<board>``."""
 
     def __init__(self, target, config=None, build_dir=None, log=print, seed=1, keep_routing=False,
-                 nextpnr_args=(), seed_tries=1, router=None, target_nextpnr_args=True, lut_delay_target=0):
+                 nextpnr_args=(), seed_tries=1, router=None, target_nextpnr_args=True, lut_delay_target=0,
+                 pnr_constraint_mhz=None):
         SoCBuild.__init__(self, config or target.config, build_dir or ROOT / "build" / target.name, log)
         self.target = target
         self.seed = seed
+        # What nextpnr is told a clock runs at, where less than the clock:
+        # the target's, each domain given here replacing it (0: none).
+        relaxed = dict(target.pnr_constraint_mhz)
+        relaxed.update(pnr_constraint_mhz or {})
+        self.pnr_constraint_mhz = {}
+        clocks = self.clocks_mhz()
+        for domain, mhz in relaxed.items():
+            if not mhz:
+                continue
+            if domain not in clocks:
+                raise BuildError(f"--pnr-constraint {domain}={mhz:g}: this configuration has no {domain} clock "
+                                 f"(the accelerator is in sys)")
+            if mhz > clocks[domain]:
+                raise BuildError(f"--pnr-constraint {domain}={mhz:g}: above the {domain} clock itself "
+                                 f"({clocks[domain]:g} MHz); to build for a faster clock set it "
+                                 f"(--set {CLOCK_FIELDS[domain]}=HZ)")
+            if mhz < clocks[domain]:
+                self.pnr_constraint_mhz[domain] = mhz
         if lut_delay_target < 0:
             raise BuildError(f"--lut-delay-target {lut_delay_target}: a delay in ps, or 0 for yosys's own "
                              f"(fastest) LUT mapping")
@@ -523,12 +587,33 @@ class BoardBuild(SoCBuild):
         soc.platform.build(soc, build_dir=str(self.gateware_dir), build_name=TOP, run=False,
                            seed=self.seed)
         # LiteX names the files it adds itself by absolute path: relativise.
+        self.relax_constraints()
         ys = self.gateware_dir / f"{TOP}.ys"
         script = ys.read_text().replace(f"{self.gateware_dir.resolve()}/", "")
         if self.lut_delay_target:
             script = lut_mapping_for_area(script, self.lut_delay_target)
         ys.write_text(script)
         return soc
+
+    def relax_constraints(self):
+        """Tells nextpnr, in the .lpf, the frequencies of ``pnr_constraint_mhz``
+        instead of the clocks': the timing-driven placer and router2's
+        rip-up then weigh those domains' paths against the lower frequency
+        (docs/fpga.md, "A clock faster than its constraint").  The report
+        checks each clock's Fmax after routing against the frequency it runs
+        at, not against what nextpnr was told."""
+        if not self.pnr_constraint_mhz:
+            return
+        lpf = self.gateware_dir / f"{TOP}.lpf"
+        text = lpf.read_text()
+        for domain, mhz in self.pnr_constraint_mhz.items():
+            for net in PNR_CONSTRAINT_NETS[domain]:
+                line = re.compile(rf'^FREQUENCY NET "{net}" [\d.]+ MHz;$', re.M)
+                if len(line.findall(text)) != 1:
+                    raise BuildError(f"cannot relax the {domain} constraint: {lpf} has no single "
+                                     f'FREQUENCY NET "{net}" line')
+                text = line.sub(f'FREQUENCY NET "{net}" {mhz:g} MHz;', text)
+        lpf.write_text(text)
 
     def _localise_sources(self, platform):
         """Copies every source file into the gateware folder and names it
@@ -664,6 +749,10 @@ class BoardBuild(SoCBuild):
         utilisation, fmax = parse_nextpnr_report(json.loads(self.nextpnr_report.read_text()), domains)
         if not fmax:   # older nextpnr: fall back to the log
             fmax = parse_nextpnr_log(self.log_file.read_text(), domains)
+        clocks = self.clocks_mhz()
+        clocks["sys_ps"] = clocks["sys"]
+        for c in fmax:
+            c.clock_mhz = clocks.get(c.domain, 0.0)
         hold = parse_hold_violations(self.log_file.read_text() if self.log_file.exists() else "")
         notes = []
         seen = {c.domain for c in fmax}
@@ -680,7 +769,8 @@ class BoardBuild(SoCBuild):
                       bitstream=str(self.bitstream.relative_to(ROOT)) if self.bitstream.exists() else "",
                       notes=notes, hold_violations=hold, seed=self.seed, nextpnr_args=self.nextpnr_args,
                       seeds_diverged=self.seeds_diverged, router=self.router,
-                      cpu_variant=self.target.cpu_variant, lut_delay_target=self.lut_delay_target)
+                      cpu_variant=self.target.cpu_variant, lut_delay_target=self.lut_delay_target,
+                      pnr_constraint_mhz=dict(self.pnr_constraint_mhz))
 
     def write_report(self, report):
         self.report_json.write_text(json.dumps(report.as_dict(), indent=1) + "\n")
@@ -773,7 +863,8 @@ class BoardBuild(SoCBuild):
         self.log(report.text().rstrip())
         self.log(f"[fpga] report: {self.report_txt.relative_to(ROOT)}, {self.report_json.relative_to(ROOT)}")
         if report.failures():
-            worst = ", ".join(f"{c.domain} reached {c.achieved_mhz:.2f} MHz < {c.constraint_mhz:.2f} MHz"
+            worst = ", ".join(f"{c.domain} reached {c.achieved_mhz:.2f} MHz < {c.required_mhz:.2f} MHz"
+                              + (f" (its clock; nextpnr was told {c.constraint_mhz:.2f})" if c.relaxed else "")
                               for c in report.failures())
             knobs = sorted({f"--set {CLOCK_FIELDS[c.domain]}=HZ" for c in report.failures()
                             if c.domain in CLOCK_FIELDS})
@@ -994,6 +1085,7 @@ def cmd_bitstream(args):
             print(f"  {t.name:<14} {t.title}; {describe(t, c)}; VexRiscv {t.cpu_variant}; "
                   f"nextpnr {t.router}" + "".join(f" {a}" for a in t.nextpnr_args)
                   + f", seed {t.seed} (up to {t.seed_tries} seeds)"
+                  + "".join(f", nextpnr told {d} {f:g} MHz" for d, f in t.pnr_constraint_mhz.items())
                   + (f", yosys LUT delay target {t.lut_delay_target} ps" if t.lut_delay_target else ""))
             for note in t.notes:
                 print(f"  {'':<14} {note}")
@@ -1010,7 +1102,8 @@ def cmd_bitstream(args):
                            seed_tries=tries, router=args.router,
                            target_nextpnr_args=not args.no_target_nextpnr_args,
                            lut_delay_target=(target.lut_delay_target if args.lut_delay_target is None
-                                             else args.lut_delay_target))
+                                             else args.lut_delay_target),
+                           pnr_constraint_mhz=parse_pnr_constraints(args.pnr_constraint))
         if args.no_tools:
             build.generate()
             print(f"[fpga] gateware written to {build.gateware_dir} (tools not run)")
@@ -1067,6 +1160,12 @@ def register(groups):
                         "target's, e.g. --nextpnr-arg=--placer-heap-timingweight --nextpnr-arg=10. Paths are "
                         "relative to build/<board>/gateware, and must stay inside the project (the tools "
                         "are sandboxed)")
+    p.add_argument("--pnr-constraint", action="append", metavar="DOMAIN=MHZ",
+                   help="tell nextpnr that clock domain DOMAIN (sys or accel) runs at MHZ, below its clock "
+                        "(repeatable; default: the target's, --list shows it; MHZ 0: the clock itself). The "
+                        "placer and router then spend less on that domain, and the build still fails unless "
+                        "its Fmax reaches the frequency the clock runs at (docs/fpga.md, 'A clock faster than "
+                        "its constraint')")
     p.add_argument("--no-target-nextpnr-args", action="store_true",
                    help="leave out the target's own nextpnr options (--list shows them; the ULX3S's placer "
                         "timing weight, docs/fpga.md), e.g. to build with nextpnr's defaults")

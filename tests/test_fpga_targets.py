@@ -281,10 +281,11 @@ def test_parse_nextpnr_log_keeps_the_final_figure():
     assert fmax["host_spi_clk"].achieved_mhz == 120.0
 
 
-def fake_build(monkeypatch, capsys, name, fmax=None, log=None, extra=()):
+def fake_build(monkeypatch, capsys, name, fmax=None, log=None, extra=(), constraint=None):
     """`tsoc bitstream --board colorlight_i5` with the tools replaced by
-    NEXTPNR_REPORT (``fmax``: achieved MHz per clock net changed) and
-    ``log`` as nextpnr's log: (exit status, stderr, build folder)."""
+    NEXTPNR_REPORT (``fmax``: achieved MHz per clock net changed;
+    ``constraint``: the constraint nextpnr reports, likewise) and ``log`` as
+    nextpnr's log: (exit status, stderr, build folder)."""
     from tensorsoc.soc import bitstream
     from tensorsoc.cli import main
 
@@ -292,6 +293,8 @@ def fake_build(monkeypatch, capsys, name, fmax=None, log=None, extra=()):
         report = json.loads(json.dumps(NEXTPNR_REPORT))
         for net, mhz in (fmax or {}).items():
             report["fmax"][net]["achieved"] = mhz
+        for net, mhz in (constraint or {}).items():
+            report["fmax"][net]["constraint"] = mhz
         self.nextpnr_report.write_text(json.dumps(report))
         if log is not None:
             self.log_file.write_text(log)
@@ -331,6 +334,48 @@ def test_timing_failure_fails_the_build(monkeypatch, capsys):
     assert f"  nextpnr     seed 3, router2 {' '.join(own)} --router2-heatmap heat map\n" in text
     script = (build_dir / "gateware" / "build_tensorsoc.sh").read_text()
     assert f"--router router2 {' '.join(own)} --router2-heatmap 'heat map'" in script and "--seed 3" in script
+
+
+def test_a_relaxed_constraint_is_checked_against_the_clock(monkeypatch, capsys):
+    """--pnr-constraint sys=40 on a 50 MHz sys: the .lpf tells nextpnr 40 MHz
+    for sys and its phase-shifted SDRAM clock, and the build passes only
+    when sys's Fmax reaches the 50 MHz it runs at."""
+    pass_at = {"$glbnet$accel_clk": 80.0}
+    told = {"$glbnet$sys_clk": 40.0}
+    status, err, build_dir = fake_build(monkeypatch, capsys, "relaxed-fail", extra=["--pnr-constraint", "sys=40"],
+                                        fmax={**pass_at, "$glbnet$sys_clk": 45.0}, constraint=told)
+    lpf = (build_dir / "gateware" / "tensorsoc.lpf").read_text()
+    assert 'FREQUENCY NET "sys_clk" 40 MHz;' in lpf and 'FREQUENCY NET "sys_ps_clk" 40 MHz;' in lpf
+    assert status == 1
+    assert "sys reached 45.00 MHz < 50.00 MHz (its clock; nextpnr was told 40.00)" in err
+    report = json.loads((build_dir / "report.json").read_text())
+    sys_fmax = next(c for c in report["fmax"] if c["domain"] == "sys")
+    assert sys_fmax["constraint_mhz"] == 40.0 and sys_fmax["clock_mhz"] == 50.0 and not sys_fmax["met"]
+    assert report["pnr_constraint_mhz"] == {"sys": 40.0}
+
+    status, err, build_dir = fake_build(monkeypatch, capsys, "relaxed-pass", extra=["--pnr-constraint", "sys=40"],
+                                        fmax={**pass_at, "$glbnet$sys_clk": 52.0}, constraint=told)
+    assert status == 0, err
+    text = (build_dir / "report.txt").read_text()
+    assert "nextpnr placed and routed for sys at 40 MHz" in text
+    assert "sys              52.00 MHz  (runs at 50.00 MHz, nextpnr told 40.00, slack +0.77 ns) PASS" in text
+    # the same netlist but other constraints: another placement, another digest
+    plain = BUILD / "colorlight_i5-relaxed-plain"
+    from tensorsoc.cli import main
+    from tensorsoc.soc.bitstream import netlist_digest
+    assert main(["bitstream", "--board", "colorlight_i5", "--no-tools", "--build-dir", str(plain)]) == 0
+    assert netlist_digest(plain / "gateware") != netlist_digest(build_dir / "gateware")
+
+
+@pytest.mark.parametrize("item, why", [
+    ("sys", "expected DOMAIN=MHZ"), ("sdram=30", "expected DOMAIN=MHZ"), ("sys=fast", "expected DOMAIN=MHZ"),
+    ("sys=60", "above the sys clock itself (50 MHz)"), ("accel=40", "has no accel clock"),
+])
+def test_pnr_constraint_refuses_bad_input(capsys, item, why):
+    from tensorsoc.cli import main
+    assert main(["bitstream", "--board", "colorlight_i5", "--pnr-constraint", item, "--no-tools",
+                 "--build-dir", str(BUILD / "colorlight_i5-pnr-constraint")]) != 0
+    assert why in capsys.readouterr().err
 
 
 def test_nextpnr_arg_may_not_repeat_the_flows_options(capsys):

@@ -73,6 +73,12 @@ class BoardTarget:
     # yosys abc9's LUT-mapping delay target in ps (`tsoc bitstream
     # --lut-delay-target` overrides), or 0: synth_ecp5's own, fastest mapping.
     lut_delay_target: int = 0
+    # {domain: MHz}: what nextpnr is told a clock domain ("sys" or "accel")
+    # runs at, below its clock (`tsoc bitstream --pnr-constraint`
+    # overrides).  The placer and router spend less on its paths; the build
+    # checks the Fmax they reach against the clock itself (docs/fpga.md, "A
+    # clock faster than its constraint").
+    pnr_constraint_mhz: dict = field(default_factory=dict)
     notes: tuple = field(default=())  # facts the docs repeat (pins, alternatives)
 
     def host_sclk_max(self, mode):
