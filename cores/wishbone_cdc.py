@@ -114,7 +114,7 @@ class WishboneCDC(LiteXModule):
         # cd_up) in the clock the master's logic acts on it (with it, that
         # compare through the acknowledge into the TensorEngine's vector path
         # was the ULX3S's accel critical path at 51.47 MHz, 16.9 of its 19.4
-        # ns routing; docs/fpga.md, "The crossing's ready from flip-flops").
+        # ns routing; docs/fpga_history.md, "The crossing's ready from flip-flops").
         # When the FIFO is full the skid register holds one more access.
         self.req_pipe = req_pipe = ClockDomainsRenamer(cd_up)(
             stream.Buffer(req_layout, pipe_valid=True, pipe_ready=True))

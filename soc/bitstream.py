@@ -733,7 +733,7 @@ class BoardBuild(SoCBuild):
             advice = ("This placement does not meet its clocks with the timing-driven rip-up; try another "
                       "--seed or leave --tmg-ripup out (docs/fpga.md, \"nextpnr's timing-driven options\")"
                       if ripup else
-                      "This placement congests; try another --seed (docs/fpga.md, \"Measured builds\")")
+                      "This placement congests; try another --seed (docs/fpga_history.md, \"Measured builds\")")
             raise RoutingDiverged(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} "
                                   f"{advice}, or --keep-routing to let router2 go on. Full log: {self.log_file}",
                                   why=stopped, times=times)
@@ -799,7 +799,7 @@ class BoardBuild(SoCBuild):
                     raise BuildError(f"nextpnr's router2 diverged at each of the {self.seed_tries} seeds tried "
                                      f"({tried}); the last: {e.why} This netlist congests: try "
                                      f"--seed {self.seed + 1} --seed-tries N, or --keep-routing to let "
-                                     f"router2 go on (docs/fpga.md, \"Measured builds\"). Logs: "
+                                     f"router2 go on (docs/fpga_history.md, \"Measured builds\"). Logs: "
                                      f"{self.log_file} and build_seed<N>.log beside it") from None
                 kept = self.build_dir / f"build_seed{self.seed}.log"
                 self.log_file.replace(kept)

@@ -218,7 +218,7 @@ def register(groups):
         description="Rank the end points of a yosys JSON netlist (a board build's gateware/tensorsoc.json, "
                     "written by the yosys step of `tsoc bitstream`) by an arrival time from fixed cell delays "
                     "and a fixed delay per net, and print each one's deepest chain: which logic to cut next, in "
-                    "seconds rather than a routing run. A ranking, not a timing figure. docs/fpga.md, "
+                    "seconds rather than a routing run. A ranking, not a timing figure. docs/fpga_history.md, "
                     "'Main RAM answers from flip-flops'.")
     p.add_argument("netlist", help="yosys JSON netlist (build/<dir>/gateware/tensorsoc.json)")
     p.add_argument("--top", default="tensorsoc", help="the top module (default tensorsoc)")

@@ -48,7 +48,7 @@ class RegisteredResponse(LiteXModule):
     one clock more.  ``TensorSoC.register_main_ram_answers`` puts one in
     front of main RAM when LiteDRAM's Wishbone bridge, whose acknowledge
     follows CYC and STB in the same clock, sits on the shared bus directly
-    (docs/fpga.md, "Main RAM answers from flip-flops")."""
+    (docs/fpga_history.md, "Main RAM answers from flip-flops")."""
 
     def __init__(self, master):
         self.master = master

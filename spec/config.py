@@ -85,7 +85,7 @@ class SoCConfig:
     # and the MCORE preprocessor refuse them with the limit.  The address
     # generators and the decoded side registers grow with it: 4 levels
     # (every example model's transfers fit) make the engine about 27%
-    # smaller on an ECP5 than 8 (docs/fpga.md, "Four loop levels").
+    # smaller on an ECP5 than 8 (docs/fpga_history.md, "Four loop levels").
     te_levels: int = MAX_LEVELS
     # Loop levels of the destination side alone (0: te_levels, the default;
     # else 2 .. te_levels).  The model compiler's destinations take at most

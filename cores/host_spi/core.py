@@ -495,7 +495,7 @@ class HostSPISlave(LiteXModule):
         # checked.  Its add and compare, then the error
         # cause's priority chain, were the Colorlight i5 accelerator
         # build's deepest sys path in the logic once main RAM answered from
-        # flip-flops (docs/fpga.md, "Main RAM answers from flip-flops").
+        # flip-flops (docs/fpga_history.md, "Main RAM answers from flip-flops").
         in_window = Signal()
         self.sync += in_window.eq(wr_offset + 4 <= wr_size)
         fsm.act("WRITE",

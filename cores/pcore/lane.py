@@ -17,7 +17,7 @@ saturated result needs, with a check of the bits above it against a mask
 of the shift amount (``W+2`` bits, not ``2W+1``: stage B).  It took two
 DSP blocks as a ``2W x (W+1)`` product before; their wide operands and
 products were the most congested routing of the PCORE array on the ECP5
-(docs/fpga.md, "Right shifts in the fabric again").
+(docs/fpga_history.md, "Right shifts in the fabric again").
 
 Three pipeline stages, so that each fits a 50 MHz clock on an ECP5 (see
 docs/pcore.md, "Pipeline"):

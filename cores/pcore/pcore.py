@@ -45,7 +45,7 @@ def _bits(n):
 # written bit, an address compare and a multiplexer per read bit after the
 # block RAM's output: about 820 LUTs and 260 flip-flops in the ULX3S's
 # 4 x 8 x 4 array, on the path from the block RAMs to the operand
-# registers (docs/fpga.md, "Block RAMs without collision logic").
+# registers (docs/fpga_history.md, "Block RAMs without collision logic").
 NO_RW_CHECK_MEMORIES = ("*pcore*_private*", "*pcore*_shared*", "*pcore*_vregs", "*pcore*_acc",
                         "*pcore*_flags", "*pcore_imem", "*pcore_imem_ctl")
 
@@ -406,7 +406,7 @@ class PCore(Module):
         # three sources, not five, and each registered bit two loads, not
         # four: the private and shared read data's fan-out into both
         # operands was the ULX3S 4 x 8 x 4 build's most congested routing
-        # (docs/fpga.md, "One memory word per operand").
+        # (docs/fpga_history.md, "One memory word per operand").
         m_a, m_b = Signal(W * vw), Signal(W * vw)
         m_vra, m_vrb = Signal(W * vw), Signal(W * vw)
         s1_a_sel, s1_b_sel = Signal(2), Signal(2)
@@ -543,7 +543,7 @@ class PCore(Module):
         multiplexer brought every lane's 64 bits to one place under a
         select with 64 loads per rounder: the rounders' nets went from
         7.5% to 4.1% of router2's overused wires in a ULX3S 4 x 8 x 8
-        build, docs/fpga.md "Shared rounding shifters".)"""
+        build, docs/fpga_history.md "Shared rounding shifters".)"""
         first = Signal(name="round_start")
         turn = [Signal(share, name=f"round_turn{n}") for n in range(5)]
         kept_ctl = [Signal(len(c), name=f"round_{n}") for c, n in zip(controls, ("rz", "rhi", "rlo"))]

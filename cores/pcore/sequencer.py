@@ -136,7 +136,7 @@ class PCORESequencer(Module):
         # each lane its own op register, the ULX3S's accel critical path ran
         # from ``top`` through ``one_body[top]`` and the count flags into
         # the instruction memory's address, 15.76 ns, 12.23 routing;
-        # docs/fpga.md, "The loop stack's top as registers").  ``below2``
+        # docs/fpga_history.md, "The loop stack's top as registers").  ``below2``
         # indexes the level that becomes ``below`` at a pop.
         below2 = Signal(max=isa.LOOP_DEPTH, reset=isa.LOOP_DEPTH - 3)
 

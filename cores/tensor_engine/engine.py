@@ -413,7 +413,7 @@ class TensorEngineCore(Module):
         # active sides; from the whole hand-over decision (the executor's
         # and the decoder's states, the overlap's conditions) they were the
         # ULX3S's accel critical path (17.48 ns, 15.30 of them routing;
-        # docs/fpga.md, "The copy into the active sides from flip-flops").
+        # docs/fpga_history.md, "The copy into the active sides from flip-flops").
         # So while the executor is idle (``track``, a flip-flop) the active
         # registers take the decoded ones in every clock: they hold the
         # decoded transfer in the clock it is handed over, as before, and
@@ -943,7 +943,7 @@ class TensorEngineCore(Module):
         # emit).  So the reader's decision, and the element register's clock
         # enable behind it, start at flip-flops rather than at a 30-bit
         # compare after an adder (the accel critical path of a ULX3S build:
-        # docs/fpga.md, "The reader's hit flags as registers").
+        # docs/fpga_history.md, "The reader's hit flags as registers").
         # ``cache_tag_m1`` is the cached word's address less one, for the
         # word-after compare without an adder.
         cache_tag_m1 = Signal(30)

@@ -67,7 +67,7 @@ class TEFetchCore(Module):
         # these compares (carry chains) into the bus request and on through
         # the crossing's acknowledge into the queue's write were the ULX3S's
         # accel critical path (52.54 MHz, 13.8 of its 19.0 ns routing;
-        # docs/fpga.md, "The fetch's room from flip-flops").  A clock
+        # docs/fpga_history.md, "The fetch's room from flip-flops").  A clock
         # later the queue has at most one word less (this fetch pushes at
         # most one a clock, and nothing else writes the queue while it
         # runs), and ``remaining`` is one less with it, so each flag still
@@ -114,7 +114,7 @@ class TEFetchCore(Module):
         # memory's write port, shared with the MCORE's, in one clock (the
         # ULX3S's accel critical path at 52.67 MHz: from the fetch's word
         # count into the instruction memory's address, 15.4 of 19.0 ns
-        # routing; docs/fpga.md, "The fetch's room from flip-flops").
+        # routing; docs/fpga_history.md, "The fetch's room from flip-flops").
         self.sync += [
             self.imem_we.eq(burst.ack & ~to_queue),
             self.imem_dat_w.eq(bus.dat_r),

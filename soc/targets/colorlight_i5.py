@@ -23,8 +23,8 @@ TARGET = BoardTarget(
     # the models and layers measured (0.98x on one), since it overlaps its
     # transfers with its kernels (docs/fpga.md, "One process space").  What makes it fit
     # the 25F, each item measured in docs/fpga.md ("The Colorlight i5 with
-    # an accelerator", "Where the 25F congests", "Shared rounding
-    # shifters", "Main RAM answers from flip-flops"):
+    # an accelerator", "Where the 25F congests"; docs/fpga_history.md,
+    # "Shared rounding shifters", "Main RAM answers from flip-flops"):
     # - four lanes (VW = 4): the 64-bit paths route where VW = 8's 128-bit
     #   ones did not;
     # - the lanes' rounding right shift shared by four lanes

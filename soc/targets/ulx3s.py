@@ -24,10 +24,10 @@ TARGET = BoardTarget(
         # clone nor at seeds 1-3 later, so the target was 1 x 8 x 4 until
         # 2026-11-27.  With the TensorEngine's loop levels at 4 (te_levels
         # below) 2 x 8 x 4 takes 43.9% of the LUT4s, as 1 x 8 x 4 did at 8
-        # levels, and routes (docs/fpga.md, "Choosing the configurations",
-        # "Four loop levels", "Measured builds").  4 x 8 x 4 did not route
+        # levels, and routes (docs/fpga.md, "Choosing the configurations";
+        # docs/fpga_history.md, "Four loop levels", "Measured builds").  4 x 8 x 4 did not route
         # until the lane's rounding shift left its two DSP blocks and each
-        # operand got one memory word (2026-11-27, docs/fpga.md "4 x 8 x 4
+        # operand got one memory word (2026-11-27, docs/fpga_history.md "4 x 8 x 4
         # routes"), with the smaller PCORE memories below: 4 x 8 x 4 since.
         np=4, nt=8, vw=4,
         # Four loop levels per side: every example model's transfers fit
@@ -55,8 +55,8 @@ TARGET = BoardTarget(
         # and 6 (docs/fpga.md, "Main RAM on the board").  The accel clock
         # is the highest that a build of the current gateware met, on one
         # VCO with sys (soc/targets/crg.py): 600 MHz / 10 = 60 MHz.  Each
-        # step from 25 MHz, with the build that met it, is in docs/fpga.md
-        # ("Measured builds", "Peak performance and ztachip").  The host may clock SCLK at up to 50 MHz in SPI
+        # step from 25 MHz, with the build that met it, is in docs/fpga_history.md
+        # ("Measured builds").  The host may clock SCLK at up to 50 MHz in SPI
         # and 37.5 MHz in QPI (host_sys_per_sclk below: board.host_sclk_max).
         sys_clk_freq=30_000_000,
         accel_clk_freq=60_000_000,
@@ -89,7 +89,7 @@ TARGET = BoardTarget(
     # "Clock ratio").
     host_sys_per_sclk={"SPI": 0.5, "QPI": 0.8},
     # nextpnr's placement seed: the one whose build of the current gateware
-    # routed and met timing (docs/fpga.md, "Measured builds", lists the
+    # routed and met timing (docs/fpga_history.md, "Measured builds", lists the
     # seeds each gateware was built with).  Any gateware change re-rolls
     # the placement: when router2 diverges the build tries the next seeds
     # (seed_tries) and says which one to set here.
