@@ -282,7 +282,7 @@ ROUTER2_FLOOR = 100
 #   without routing: with --tmg-ripup at a tight constraint a build came to
 #   2 overused wires at iteration 412 and was at 1-18 from 440 to 641,
 #   ripping up hundreds of arcs that failed their slack meanwhile
-#   (docs/fpga.md, "nextpnr's timing-driven options"); the ULX3S builds
+#   (docs/fpga_history.md, "nextpnr's timing-driven options"); the ULX3S builds
 #   that routed did within 60 iterations of their last new fewest;
 # - above it, as many iterations as it took to reach that fewest, when that
 #   is more: no new fewest in the second half of the run.  The 25F build
@@ -311,7 +311,7 @@ def router2_diverging(iters, after=ROUTER2_AFTER, early=ROUTER2_EARLY, window=RO
 
 # With --tmg-ripup router2 goes on after the design has routed, ripping up
 # the nets of arcs that fail their slack; nextpnr 0.11 has no limit on it.
-# On the ULX3S builds of docs/fpga.md ("nextpnr's timing-driven options")
+# On the ULX3S builds of docs/fpga_history.md ("nextpnr's timing-driven options")
 # it ended within 20 iterations of the first iteration without overused
 # wires at seed 4 (routed at 80-85, stopped at 97-104, met or not), and at
 # seed 5 went on for 265-530 iterations at 0-3 overused wires with its
@@ -445,6 +445,10 @@ CLOCK_FIELDS = {"sys": "sys_clk_freq", "sys_ps": "sys_clk_freq", "accel": "accel
 # rewrites, per domain: `sys_ps` is `sys` phase-shifted for the SDRAM's
 # clock pin and goes with it.
 PNR_CONSTRAINT_NETS = {"sys": ("sys_clk", "sys_ps_clk"), "accel": ("accel_clk",)}
+# The .lpf comment that gives a relaxed clock's own frequency:
+# '# tensorsoc: clock runs at "sys_clk" 40 MHz' (relax_constraints).
+CLOCK_COMMENT = "# tensorsoc: clock runs at"
+CLOCK_COMMENT_RE = re.compile(r'^# tensorsoc: clock runs at "([^"]+)" ([\d.]+) MHz$', re.M)
 
 
 def parse_pnr_constraints(items):
@@ -613,6 +617,10 @@ class BoardBuild(SoCBuild):
                     raise BuildError(f"cannot relax the {domain} constraint: {lpf} has no single "
                                      f'FREQUENCY NET "{net}" line')
                 text = line.sub(f'FREQUENCY NET "{net}" {mhz:g} MHz;', text)
+                # What the clock runs at, for the tools that read the .lpf
+                # beside nextpnr's log (`tsoc bench seeds`); nextpnr skips
+                # comments, and so does the netlist digest.
+                text = text.rstrip("\n") + f'\n{CLOCK_COMMENT} "{net}" {self.clocks_mhz()[domain]:g} MHz'
         lpf.write_text(text)
 
     def _localise_sources(self, platform):
@@ -731,7 +739,7 @@ class BoardBuild(SoCBuild):
                     times[name] = times.get(name, 0.0) + float(end) - float(start)
         if stopped:
             advice = ("This placement does not meet its clocks with the timing-driven rip-up; try another "
-                      "--seed or leave --tmg-ripup out (docs/fpga.md, \"nextpnr's timing-driven options\")"
+                      "--seed or leave --tmg-ripup out (docs/fpga_history.md, \"nextpnr's timing-driven options\")"
                       if ripup else
                       "This placement congests; try another --seed (docs/fpga_history.md, \"Measured builds\")")
             raise RoutingDiverged(f"nextpnr stopped after {_minutes(time.monotonic() - t0)}: {stopped} "
@@ -890,8 +898,11 @@ def netlist_digest(gateware_dir):
     verilog = re.sub(r"/\*.*?\*/", "", (g / f"{TOP}.v").read_text(), flags=re.S)
     h = hashlib.sha256("\n".join(line for line in verilog.splitlines()
                                   if line.strip() and not line.lstrip().startswith("//")).encode())
-    for name in (f"{TOP}.ys", f"{TOP}.lpf"):
-        h.update(b"\0" + (g / name).read_bytes())
+    h.update(b"\0" + (g / f"{TOP}.ys").read_bytes())
+    # the constraints without comments: nextpnr skips them (relax_constraints
+    # records the clocks' own frequencies in comments)
+    lpf = (g / f"{TOP}.lpf").read_text()
+    h.update(b"\0" + "\n".join(line for line in lpf.splitlines() if not line.startswith("#")).encode())
     pnr = [line for line in (g / f"build_{TOP}.sh").read_text().splitlines() if line.startswith("nextpnr-ecp5")]
     h.update(b"\0" + re.sub(r"\s--seed\s+\d+", "", " ".join(pnr)).strip().encode())
     return h.hexdigest()

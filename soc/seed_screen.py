@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tensorsoc.soc.bitstream import LOG_FMAX, ROUTER2_ITER, parse_hold_violations
+from tensorsoc.soc.bitstream import CLOCK_COMMENT_RE, LOG_FMAX, ROUTER2_ITER, parse_hold_violations
 from tensorsoc.soc.builder import TOP, venv_tool
 from tensorsoc.spec.errors import UserError
 
@@ -68,6 +68,10 @@ class SeedResult:
     route_s: float = None
     routed_fmax: dict = field(default_factory=dict)   # clock -> (MHz, constraint MHz), after routing
     hold_violations: int = None                        # after routing (nextpnr lists ten at most)
+    # clock -> what nextpnr was told, where the .lpf tells it less than the
+    # clock runs at (`tsoc bitstream --pnr-constraint`): the Fmax figures
+    # are then checked against the clock itself
+    told_mhz: dict = field(default_factory=dict)
 
     def at(self, iteration):
         return self.overused[iteration - 1] if len(self.overused) >= iteration else None
@@ -85,7 +89,7 @@ class SeedResult:
                 "overused": self.overused, "fewest": fewest, "fewest_iteration": at, "routed": self.routed,
                 "stopped": self.stopped, "place_s": self.place_s, "route_s": self.route_s,
                 "routed_fmax_mhz": {c: f for c, (f, _) in self.routed_fmax.items()},
-                "hold_violations": self.hold_violations}
+                "hold_violations": self.hold_violations, "told_mhz": self.told_mhz}
 
 
 def nextpnr_command(gateware_dir):
@@ -133,9 +137,27 @@ def _clock_block(text, start=0):
     return block
 
 
-def parse_log(text, result, ended=False):
+def lpf_clocks(lpf_text):
+    """{clock net: MHz it runs at} of the clocks whose .lpf constraint is
+    below their frequency (`tsoc bitstream --pnr-constraint` records each
+    in a comment)."""
+    return {m[1]: float(m[2]) for m in CLOCK_COMMENT_RE.finditer(lpf_text)}
+
+
+def _own_clocks(block, result, clocks):
+    """``block`` with each relaxed clock's constraint replaced by the
+    frequency it runs at (what nextpnr was told goes to ``result.told_mhz``)."""
+    for c, (f, k) in list(block.items()):
+        if c in (clocks or {}) and clocks[c] != k:
+            result.told_mhz[c] = k
+            block[c] = (f, clocks[c])
+    return block
+
+
+def parse_log(text, result, ended=False, clocks=None):
     """Fill ``result`` from a nextpnr log read so far (``ended``: nextpnr
-    has exited, so its log is whole)."""
+    has exited, so its log is whole).  ``clocks`` ({net: MHz}, from
+    ``lpf_clocks``): the clocks that run faster than nextpnr was told."""
     result.overused = [int(m[2]) for m in ROUTER2_ITER.finditer(text)]
     if result.wirelength is None:
         routing = _ROUTING.search(text)
@@ -147,11 +169,11 @@ def parse_log(text, result, ended=False):
         # The first "Max frequency" block is nextpnr's estimate after placement.
         first = _clock_block(text)
         if first and routing:
-            result.placed_fmax = first
+            result.placed_fmax = _own_clocks(first, result, clocks)
     result.routed = "Routing complete" in text or (bool(result.overused) and result.overused[-1] == 0)
     if result.routed and ended and routing:
         # The block after routing starts is the timing analysis of the routed design.
-        result.routed_fmax = _clock_block(text, routing.end())
+        result.routed_fmax = _own_clocks(_clock_block(text, routing.end()), result, clocks)
         result.hold_violations = len(parse_hold_violations(text[routing.end():]))
 
 
@@ -187,6 +209,8 @@ class Screen:
             if not (self.gateware_dir / f).is_file():
                 raise UserError(f"{self.gateware_dir / f}: missing; give the gateware folder of a `tsoc bitstream` "
                                 f"build (`--no-tools` writes one)")
+        lpfs = [f for f in _inputs(self.args) if f.endswith(".lpf")]
+        self.clocks = lpf_clocks((self.gateware_dir / lpfs[0]).read_text()) if lpfs else {}
         self.seeds = list(seeds)
         self.iterations = iterations
         self.jobs = max(1, jobs)
@@ -263,7 +287,7 @@ class Screen:
                 for run in list(running):
                     r = run["result"]
                     ended = run["proc"].poll() is not None
-                    parse_log(run["log"].read_text(errors="replace"), r, ended)
+                    parse_log(run["log"].read_text(errors="replace"), r, ended, self.clocks)
                     now = time.monotonic()
                     if r.placed_fmax and run["route_t0"] is None:
                         run["route_t0"] = now
@@ -322,7 +346,9 @@ def summary(r):
         parts.append(f"routed at iteration {len(r.overused)}")
         if r.routed_fmax:
             parts.append("after routing " + ", ".join(
-                f"{c} {f:.2f} MHz ({'met' if f >= k else 'FAILS'} {k:g})" for c, (f, k) in r.routed_fmax.items())
+                f"{c} {f:.2f} MHz ({'met' if f >= k else 'FAILS'} {k:g}"
+                + (f"; nextpnr told {r.told_mhz[c]:g})" if c in r.told_mhz else ")")
+                for c, (f, k) in r.routed_fmax.items())
                 + f", {r.hold_violations} hold violation{'s' if r.hold_violations != 1 else ''}")
     elif fewest is not None:
         parts.append(f"{r.overused[-1]} overused wires at iteration {len(r.overused)} (fewest {fewest} at {at})")

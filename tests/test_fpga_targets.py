@@ -94,7 +94,7 @@ def test_board_configurations():
     ulx3s = get("ulx3s")
     c = ulx3s.config
     assert (c.accelerator, c.np, c.nt, c.vw, c.te_levels) == (1, 4, 8, 4, 4)
-    assert c.peak_macs_per_clock == 16 and (c.sys_clk_freq, c.accel_clk_freq) == (30_000_000, 60_000_000)
+    assert c.peak_macs_per_clock == 16 and (c.sys_clk_freq, c.accel_clk_freq) == (40_000_000, 60_000_000)
     assert (c.pcore_private_words, c.pcore_shared_words, c.scratch_size) == (
         DEFAULT.pcore_private_words // 2, DEFAULT.pcore_shared_words // 2, DEFAULT.scratch_size // 4)
     docs = (ROOT / "docs" / "fpga.md").read_text()
@@ -129,13 +129,13 @@ def test_pll_makes_the_clocks_asked_for_or_says_why_not():
     target = get("ulx3s")
     soc = target.make_soc(target.config)
     outputs = soc.crg.pll.clkouts.values()
-    assert sorted((f, m) for _, f, _, m, _ in outputs) == [(30e6, PLL_MARGIN), (30e6, PLL_MARGIN), (60e6, PLL_MARGIN)]
+    assert sorted((f, m) for _, f, _, m, _ in outputs) == [(40e6, PLL_MARGIN), (40e6, PLL_MARGIN), (60e6, PLL_MARGIN)]
     config = soc.crg.pll.compute_config()      # (as LiteX does when it finalises the PLL)
-    assert (config["vco"], config["clko0_div"], config["clko2_div"]) == (600e6, 20, 10)
+    assert (config["vco"], config["clko0_div"], config["clko2_div"]) == (600e6, 15, 10)
     # a TargetError: `tsoc bitstream` prints it as an error, not a traceback
     with pytest.raises(TargetError, match=r"cannot make sys 30 MHz and accel 48 MHz .*"
                        r"the nearest it makes: --set accel_clk_freq=46875000 or 50000000$"):
-        target.make_soc(target.config.with_overrides(accel_clk_freq=48_000_000))
+        target.make_soc(target.config.with_overrides(sys_clk_freq=30_000_000, accel_clk_freq=48_000_000))
 
 
 def test_board_config_must_match_sdram():
@@ -346,6 +346,9 @@ def test_a_relaxed_constraint_is_checked_against_the_clock(monkeypatch, capsys):
                                         fmax={**pass_at, "$glbnet$sys_clk": 45.0}, constraint=told)
     lpf = (build_dir / "gateware" / "tensorsoc.lpf").read_text()
     assert 'FREQUENCY NET "sys_clk" 40 MHz;' in lpf and 'FREQUENCY NET "sys_ps_clk" 40 MHz;' in lpf
+    # the clocks' own frequency in comments, for `tsoc bench seeds` (nextpnr skips them)
+    from tensorsoc.soc.seed_screen import lpf_clocks
+    assert lpf_clocks(lpf) == {"sys_clk": 50.0, "sys_ps_clk": 50.0}
     assert status == 1
     assert "sys reached 45.00 MHz < 50.00 MHz (its clock; nextpnr was told 40.00)" in err
     report = json.loads((build_dir / "report.json").read_text())
@@ -365,6 +368,11 @@ def test_a_relaxed_constraint_is_checked_against_the_clock(monkeypatch, capsys):
     from tensorsoc.soc.bitstream import netlist_digest
     assert main(["bitstream", "--board", "colorlight_i5", "--no-tools", "--build-dir", str(plain)]) == 0
     assert netlist_digest(plain / "gateware") != netlist_digest(build_dir / "gateware")
+    # comments in the .lpf do not change the digest (nextpnr skips them)
+    lpf = plain / "gateware" / "tensorsoc.lpf"
+    before = netlist_digest(plain / "gateware")
+    lpf.write_text("# a comment\n" + lpf.read_text())
+    assert netlist_digest(plain / "gateware") == before
 
 
 @pytest.mark.parametrize("item, why", [

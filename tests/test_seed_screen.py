@@ -115,6 +115,25 @@ def test_screen_ranks_the_seeds(gateware, monkeypatch):
         assert "iter=" in log
 
 
+def test_a_relaxed_clock_is_judged_at_its_own_frequency(gateware, monkeypatch):
+    """A gateware whose .lpf tells nextpnr less than a clock runs at
+    (`tsoc bitstream --pnr-constraint`): the screen reads the clock's own
+    frequency from the .lpf's comment and judges the Fmax against it."""
+    gw, fake = gateware
+    (gw / "tensorsoc.lpf").write_text('FREQUENCY NET "sys_clk" 50 MHz;\n'
+                                      '# tensorsoc: clock runs at "sys_clk" 55 MHz\n')
+    monkeypatch.setattr(S, "POLL_S", 0.05)
+    lines = []
+    results = S.Screen(gw, [2, 3], iterations=8, jobs=2, nextpnr=str(fake), log=lines.append).run()
+    by_seed = {r.seed: r for r in results}
+    assert by_seed[2].placed_fmax == {"host_spi_clk": (83.8, 50.0), "sys_clk": (53.46, 55.0)}
+    assert by_seed[3].routed_fmax == {"host_spi_clk": (79.15, 50.0), "sys_clk": (47.1, 55.0)}
+    assert by_seed[3].told_mhz == {"sys_clk": 50.0} and by_seed[3].as_dict()["told_mhz"] == {"sys_clk": 50.0}
+    rows = S.table_text(results, 8).splitlines()
+    assert rows[3].startswith("| 2 | 83.80 | 53.46 (< 55) |")
+    assert any("sys_clk 47.10 MHz (FAILS 55; nextpnr told 50)" in ln for ln in lines), lines
+
+
 def test_max_wirelength_stops_long_placements_before_routing(gateware, monkeypatch):
     gw, fake = gateware
     monkeypatch.setattr(S, "POLL_S", 0.05)
