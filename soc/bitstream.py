@@ -914,8 +914,8 @@ def lut_mapping_for_area(script, delay_ps):
     ``delay_ps`` instead, which leaves ABC room to recover area: synth_ecp5
     up to its map_luts step, the mapping, then its steps from map_cells on
     (yosys's ``help synth_lattice`` lists them).  On the Colorlight i5's
-    accelerator at 10,000 ps: 487 logic LUTs less (docs/fpga.md, "The
-    Colorlight i5 with an accelerator")."""
+    accelerator at 10,000 ps: 487 logic LUTs less (docs/fpga_history.md, "The
+    Colorlight i5: builds on the way")."""
     lines = script.splitlines()
     at = [i for i, line in enumerate(lines) if line.split()[:1] == ["synth_ecp5"]]
     if len(at) != 1 or "-run" in lines[at[0]]:
