@@ -448,7 +448,7 @@ PNR_CONSTRAINT_NETS = {"sys": ("sys_clk", "sys_ps_clk"), "accel": ("accel_clk",)
 # The .lpf comment that gives a relaxed clock's own frequency:
 # '# tensorsoc: clock runs at "sys_clk" 40 MHz' (relax_constraints).
 CLOCK_COMMENT = "# tensorsoc: clock runs at"
-CLOCK_COMMENT_RE = re.compile(r'^# tensorsoc: clock runs at "([^"]+)" ([\d.]+) MHz$', re.M)
+CLOCK_COMMENT_RE = re.compile("^" + re.escape(CLOCK_COMMENT) + r' "([^"]+)" ([\d.]+) MHz$', re.M)
 
 
 def parse_pnr_constraints(items):
@@ -610,6 +610,7 @@ class BoardBuild(SoCBuild):
             return
         lpf = self.gateware_dir / f"{TOP}.lpf"
         text = lpf.read_text()
+        clocks = self.clocks_mhz()
         for domain, mhz in self.pnr_constraint_mhz.items():
             for net in PNR_CONSTRAINT_NETS[domain]:
                 line = re.compile(rf'^FREQUENCY NET "{net}" [\d.]+ MHz;$', re.M)
@@ -620,7 +621,7 @@ class BoardBuild(SoCBuild):
                 # What the clock runs at, for the tools that read the .lpf
                 # beside nextpnr's log (`tsoc bench seeds`); nextpnr skips
                 # comments, and so does the netlist digest.
-                text = text.rstrip("\n") + f'\n{CLOCK_COMMENT} "{net}" {self.clocks_mhz()[domain]:g} MHz'
+                text = text.rstrip("\n") + f'\n{CLOCK_COMMENT} "{net}" {clocks[domain]:g} MHz'
         lpf.write_text(text)
 
     def _localise_sources(self, platform):

@@ -54,8 +54,8 @@ TARGET = BoardTarget(
         # sys paths still reach 40 (42.72 MHz at seed 9).  Constrained at
         # 40 MHz the same gateware did not route at seeds 5 and 6, nor at
         # 37.5 MHz (docs/fpga.md, "Main RAM on the board"); sys was 30 MHz
-        # before.  40 MHz takes the networks 1.31x faster: main RAM, the
-        # SDRAM at sys, bounds them.  The accel clock
+        # before.  40 MHz takes the example networks 1.27-1.31x faster:
+        # main RAM, the SDRAM at sys, bounds them.  The accel clock
         # is the highest that a build of the current gateware met, on one
         # VCO with sys (soc/targets/crg.py): 600 MHz / 10 = 60 MHz.  Each
         # step from 25 MHz, with the build that met it, is in docs/fpga_history.md
@@ -86,8 +86,8 @@ TARGET = BoardTarget(
     # The lowest SoC:SCLK ratios at which an 8 KiB WTensor keeps up behind
     # this SDRAM and L2 (`tsoc bench host --sdram ulx3s --set
     # sys_clk_freq=40000000`: with the 64 KiB / 256-bit L2, QPI passes at
-    # every ratio from 0.75 to 1.0 and fails at 0.7, as at sys 30 MHz; it
-    # needed 1.0 with 8 KiB / 128 bits), hence SCLK up to 50 MHz in SPI
+    # 0.8 and 0.75 and fails at 0.7, as at sys 30 MHz, where every ratio
+    # from 0.75 to 1.0 passed; it needed 1.0 with 8 KiB / 128 bits), hence SCLK up to 50 MHz in SPI
     # and in QPI (QPI 0.8 x 40 MHz = the PHY's 50 MHz) at sys 40 MHz, a step of margin kept
     # (docs/host_port.md, "Clock ratio").
     host_sys_per_sclk={"SPI": 0.5, "QPI": 0.8},
