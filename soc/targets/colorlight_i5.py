@@ -21,7 +21,11 @@ TARGET = BoardTarget(
     # 48.75 MHz, and on this engine (no vector path: the layers are bound
     # by the transfers) they take 1.05x-1.40x this one PCORE's cycles on
     # the models and layers measured (0.98x on one), since it overlaps its
-    # transfers with its kernels (docs/fpga.md, "One process space").  What makes it fit
+    # transfers with its kernels (docs/fpga.md, "One process space").  One
+    # PCORE of eight lanes with both spaces (`--set vw=8 --set
+    # pcore_round_share=8 --set pcore_imem_words=512 --set scratch_size=4096
+    # --set host_write_pipe=1`) is at par on the networks but did not come
+    # near routing at seeds 1-6 (the same section).  What makes it fit
     # the 25F, each item measured in docs/fpga.md ("The Colorlight i5 with
     # an accelerator", "Where the 25F congests"; docs/fpga_history.md,
     # "Shared rounding shifters", "Main RAM answers from flip-flops"):
