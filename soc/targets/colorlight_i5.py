@@ -24,8 +24,9 @@ TARGET = BoardTarget(
     # transfers with its kernels (docs/fpga.md, "One process space").  One
     # PCORE of eight lanes with both spaces (`--set vw=8 --set
     # pcore_round_share=8 --set pcore_imem_words=512 --set scratch_size=4096
-    # --set host_write_pipe=1`) is at par on the networks but did not come
-    # near routing at seeds 1-10 (the same section).  What makes it fit
+    # --set host_write_pipe=1`) is at par on the MLP and relu_cnn3 (the
+    # digits CNN, padded for VW = 8, 1.19x) but did not come near routing
+    # at seeds 1-10 (the same section).  What makes it fit
     # the 25F, each item measured in docs/fpga.md ("The Colorlight i5 with
     # an accelerator", "Where the 25F congests"; docs/fpga_history.md,
     # "Shared rounding shifters", "Main RAM answers from flip-flops"):
