@@ -3,7 +3,8 @@
 # Set-up is automatic and idempotent: the project venv (.venv) is created and
 # the pinned Python dependencies of pyproject.toml installed when missing or
 # when pyproject.toml changes; the Debian packages (RISC-V toolchain, zlib
-# for the simulator's FST writer) are installed with apt when missing.
+# for the simulator's FST writer, ccache for the Verilator builds'
+# runtime: soc/verilator.py) are installed with apt when missing.
 
 PYTHON    ?= python3
 VENV      := .venv
@@ -11,7 +12,7 @@ TSOC      := $(VENV)/bin/tsoc
 PYTEST    := $(VENV)/bin/pytest
 STAMP     := $(VENV)/.tensorsoc-setup
 BUILD     := build
-APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev liblz4-dev g++ make
+APT_PKGS  := gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf zlib1g-dev liblz4-dev g++ make ccache
 
 # make sim options
 MODEL      ?= examples/cnn_instructions.yaml

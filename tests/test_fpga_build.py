@@ -11,14 +11,16 @@ what it wrote.  Run alone, it starts the build itself.
 
 It builds the board without its accelerator (`--set accelerator=0`): the
 same board, CPU, bus, memories and nextpnr options as the target, in
-minutes.  The target's own build, with its 4-MAC accelerator, takes about
-15 minutes of nextpnr; docs/fpga.md records it."""
+minutes, with nextpnr's router1 in `make test` (half router2's time on this
+netlist; conftest.FPGA_ROUTER) and the target's router2 in the long tier.
+The target's own build, with its 4-MAC accelerator, takes about 10 minutes
+of nextpnr; docs/fpga.md records it."""
 
 import json
 
 import pytest
 
-from conftest import FPGA_BUILD, fpga_build_process
+from conftest import FPGA_BUILD, FPGA_ROUTER, fpga_build_process
 
 
 @pytest.mark.sim
@@ -36,6 +38,7 @@ def test_colorlight_i5_bitstream(request):
     assert b"LFE5U-25F" in bit[:512]                    # ecppack's header comment names the device
     data = json.loads((FPGA_BUILD / "report.json").read_text())
     assert data["timing_met"] is True and data["board"] == "colorlight_i5"
+    assert data["router"] == (FPGA_ROUTER or target.router), data["router"]
     util = data["utilisation"]
     # (no MULT18X18D: the VexRiscv minimal has no multiplier, and the PCOREs are left out)
     for cell, lo in (("LUT4", 2000), ("FF", 1000), ("DP16KD", 10), ("MULT18X18D", 0)):
