@@ -162,10 +162,11 @@ def test_host_port_two_pcores_of_one_process_space():
     space": the engine waits for every kernel, the model compiler runs the
     passes in turn): the example models through the fast path in QPI,
     every layer on the accelerator and bit-exact, RSpec's internal memory
-    per tile that of one space.  Long tier: `make test` runs the engine and
-    the real array on one space (tests/test_te_engine.py), the compiler's
-    programs on the reference executor (tests/test_model_accel.py) and the
-    write queue with its register (tests/test_host_write_queue.py)."""
+    per tile that of one space.  Long tier, like the engine and the real
+    array on one space (tests/test_te_engine.py): `make test` runs the
+    compiler's programs for one space on the reference executor
+    (tests/test_model_accel.py) and the write queue with its register
+    (tests/test_host_write_queue.py)."""
     testcase = ["rid_and_spec", "example_models_bit_exact"]
     cases = run_host_tests(i5_build("soc-i5-np2p1", np=2, pcore_processes=1, host_write_pipe=1),
                            "i5_np2p1_fast_qpi", I5_ENV, testcase=testcase)

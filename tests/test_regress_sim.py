@@ -69,13 +69,21 @@ def fault_run():
 def test_regression_can_fail(fault_run):
     """The flipped bit is caught by the scoreboard: non-zero exit, a JUnit
     failure naming the mismatch, the report's re-run command names the test
-    and the fault; the same test without the fault passes, so the failure
-    came from the flipped bit."""
+    and the fault.  (The short tier above passes an ErrorInjectionTest
+    without a fault; the same seed's test passing without it is in the long
+    tier: test_the_same_test_without_the_fault_passes.)"""
     status, case, rerun = fault_run
     assert status == 1
     failure = case.find("failure")
     assert failure is not None and "RID" in failure.get("message") and "expected 0x32" in failure.get("message")
     assert rerun.startswith(".venv/bin/tsoc regress --rerun ErrorInjectionTest/") and "--inject-fault RID:0" in rerun
+
+
+@pytest.mark.long
+def test_the_same_test_without_the_fault_passes(fault_run):
+    """The report's re-run command without the fault passes, so the failure
+    came from the flipped bit (long tier: a second regression run)."""
+    _, _, rerun = fault_run
     args = rerun.split()[2:]
     assert regress(args[0], args[1], "--out", str(OUT / "test-fault-clean")) == 0
 

@@ -87,11 +87,16 @@ def test_engine_drives_the_real_pcore_array():
 
 
 @pytest.mark.sim
+@pytest.mark.long
 def test_engine_waits_for_the_kernel_on_one_process_space():
     """PCOREs of one process space (pcore_processes=1): the loads queued
     right after an EXE and the store after it wait for the kernel (the
     array's ready), bit-exact with the executor + PCORE ISS; a transfer and
-    an EXE of process 1 set DECODE and are skipped."""
+    an EXE of process 1 set DECODE and are skipped.  Long tier (41 s of one
+    core): one process space is an option neither board's target uses
+    (docs/fpga.md, "One process space"); `make test` runs the model
+    compiler's programs for it on the reference executor
+    (tests/test_model_accel.py)."""
     from tensorsoc.verification.te.run import run, test_config
     config = test_config().with_overrides(pcore_processes=1)
     tests, fails, results = run(config, module="tensorsoc.verification.te.test_array", array="real",
