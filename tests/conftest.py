@@ -18,7 +18,7 @@ FPGA_PID = FPGA_BUILD.parent / "colorlight_i5.pid"
 # Its router: in `make test` router1, in the long tier (`make regress`) the
 # target's own, router2.  Measured alone on 2026-12-02 (seed 17, the target's
 # static placer): router1 routed this 24%-full netlist in 157 s of nextpnr
-# (sys 60.48 MHz), router2 in 313 s (54.58 MHz; 566 iterations); router2's
+# (sys 60.48 MHz), router2 in 313 s (54.09 MHz; 566 iterations); router2's
 # own output is parsed in tests/test_fpga_targets.py on canned logs.
 FPGA_ROUTER = None if os.environ.get("TSOC_LONG") == "1" else "router1"
 # The default-configuration SoC of the session (soc_build), whose cocotb
@@ -49,7 +49,7 @@ class FpgaBuild:
     def start(cls):
         FPGA_BUILD.mkdir(parents=True, exist_ok=True)
         FPGA_STATUS.unlink(missing_ok=True)
-        # MCORE only: the target's accelerator takes about 15 minutes of
+        # MCORE only: the target's accelerator takes about 9 minutes of
         # nextpnr; without it the same board, CPU, bus and nextpnr options
         # build in minutes.  FPGA_ROUTER: see its comment.
         cmd = [sys.executable, "-m", "tensorsoc.cli", "bitstream", "--board", "colorlight_i5",

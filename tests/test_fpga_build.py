@@ -13,7 +13,7 @@ It builds the board without its accelerator (`--set accelerator=0`): the
 same board, CPU, bus, memories and nextpnr options as the target, in
 minutes, with nextpnr's router1 in `make test` (half router2's time on this
 netlist; conftest.FPGA_ROUTER) and the target's router2 in the long tier.
-The target's own build, with its 4-MAC accelerator, takes about 10 minutes
+The target's own build, with its 4-MAC accelerator, takes about 9 minutes
 of nextpnr; docs/fpga.md records it."""
 
 import json
