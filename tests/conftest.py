@@ -8,6 +8,9 @@ import pytest
 
 from tensorsoc.soc.builder import ROOT
 
+# The long tier (@pytest.mark.long, `make regress`): TSOC_LONG=1.
+LONG = os.environ.get("TSOC_LONG") == "1"
+
 # The Colorlight i5 bitstream of tests/test_fpga_build.py, built in the
 # background while the rest of the session runs.
 FPGA_TEST = "tests/test_fpga_build.py::test_colorlight_i5_bitstream"
@@ -20,7 +23,7 @@ FPGA_PID = FPGA_BUILD.parent / "colorlight_i5.pid"
 # static placer): router1 routed this 24%-full netlist in 157 s of nextpnr
 # (sys 60.48 MHz), router2 in 313 s (54.09 MHz; 566 iterations); router2's
 # own output is parsed in tests/test_fpga_targets.py on canned logs.
-FPGA_ROUTER = None if os.environ.get("TSOC_LONG") == "1" else "router1"
+FPGA_ROUTER = None if LONG else "router1"
 # The default-configuration SoC of the session (soc_build), whose cocotb
 # simulator the regression tests run too (one build, not two).
 SOC_BUILD_DIR = ROOT / "build" / "test" / "soc"
@@ -98,7 +101,6 @@ def fpga_build_process(config):
     return config._tsoc_fpga
 
 
-LONG = os.environ.get("TSOC_LONG") == "1"
 SKIP_LONG = pytest.mark.skip(reason="long tier: `make regress` runs it (TSOC_LONG=1)")
 
 # `make test` runs on two cores with pytest-xdist (--dist loadfile, with

@@ -32,7 +32,8 @@ def _check(op, stim, got, width, acc_width):
 # the lane's rounding right shift: in the fabric, through the DSP blocks
 # (SoCConfig.pcore_shift_dsp), or a lane without one with the rounder its
 # PCORE shares (SoCConfig.pcore_round_share > 1)
-SHIFTS = pytest.mark.parametrize("variant", ["fabric_shift", "dsp_shift", "shared_round"])
+VARIANTS = ["fabric_shift", "dsp_shift", "shared_round"]
+SHIFTS = pytest.mark.parametrize("variant", VARIANTS)
 
 
 def _lane(stim, width, acc_width, variant):
@@ -43,8 +44,8 @@ def _lane(stim, width, acc_width, variant):
 # The DSP lane (pcore_shift_dsp = 1, which neither board's target uses)
 # exhaustively at 4 bits is in the long tier (40 s of one worker): in `make
 # test` it runs the random 16-bit stimulus below, its bypass and its Verilog.
-@pytest.mark.parametrize("variant", ["fabric_shift", pytest.param("dsp_shift", marks=pytest.mark.long),
-                                     "shared_round"])
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=pytest.mark.long) if v == "dsp_shift" else v
+                                     for v in VARIANTS])
 @pytest.mark.parametrize("op", list(isa.OP))
 def test_lane_exhaustive_small_width(op, variant):
     stim = stimulus(op, 4, 8)
